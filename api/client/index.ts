@@ -1,0 +1,107 @@
+import { deploymentsApi } from './deployments.ts';
+import { domainsApi } from './domains.ts';
+import { createCaller, readJson, readText } from './envelope.ts';
+import { envApi } from './env.ts';
+import { createHttp, type RequestOptions } from './http.ts';
+import type {
+  AlertsQueryInput,
+  DeploymentsQueryInput,
+  EnvListQueryInput,
+  PageInput,
+  ProjectsQueryInput,
+} from './inputs.ts';
+import { monitoringApi } from './monitoring.ts';
+import type { ClientOptions } from './options.ts';
+import { organizationsApi } from './organizations.ts';
+import { type Page, paginate } from './pagination.ts';
+import { projectsApi } from './projects.ts';
+import type { RateLimit } from './rate-limit.ts';
+import { userApi } from './user.ts';
+import { webhooksApi } from './webhooks.ts';
+
+/** The answer of `client.request`: the body is parsed JSON when the server sent JSON, else text. */
+export interface RawResponse {
+  status: number;
+  headers: Headers;
+  body: unknown;
+}
+
+/** Walks every page of a list method that takes `{ page, limit }` as its last query argument. */
+const walk = <T>(list: (page: number) => Promise<Page<T>>, start?: number) => paginate(list, start ?? 1);
+
+/**
+ * A typed client of the Slipway API (`/v1`). Every method unwraps the envelope and checks the
+ * answer against the contract's zod schema; every failure is thrown as an `ApiError`.
+ */
+export function createClient(options: ClientOptions) {
+  const http = createHttp(options);
+  const c = createCaller(http);
+  const user = userApi(c);
+  const projects = projectsApi(c);
+  const deployments = deploymentsApi(c, http);
+  const domains = domainsApi(c);
+  const env = envApi(c);
+  const organizations = organizationsApi(c);
+  const monitoring = monitoringApi(c);
+  const webhooks = webhooksApi(c);
+
+  return {
+    user,
+    projects,
+    deployments,
+    domains,
+    env,
+    organizations,
+    monitoring,
+    webhooks,
+    /** Async iterators over every item of a list, fetching page after page. */
+    iterate: {
+      tokens: (q: PageInput = {}) => walk((page) => user.tokens.list({ ...q, page }), q.page),
+      projects: (q: ProjectsQueryInput = {}) => walk((page) => projects.list({ ...q, page }), q.page),
+      deployments: (projectId: string, q: DeploymentsQueryInput = {}) =>
+        walk((page) => deployments.list(projectId, { ...q, page }), q.page),
+      domains: (projectId: string, q: PageInput = {}) =>
+        walk((page) => domains.list(projectId, { ...q, page }), q.page),
+      env: (projectId: string, q: EnvListQueryInput = {}) =>
+        walk((page) => env.list(projectId, { ...q, page }), q.page),
+      organizations: (q: PageInput = {}) => walk((page) => organizations.list({ ...q, page }), q.page),
+      members: (orgId: string, q: PageInput = {}) =>
+        walk((page) => organizations.members.list(orgId, { ...q, page }), q.page),
+      alerts: (projectId: string, q: AlertsQueryInput = {}) =>
+        walk((page) => monitoring.alerts(projectId, { ...q, page }), q.page),
+      webhooks: (projectId: string, q: PageInput = {}) =>
+        walk((page) => webhooks.list(projectId, { ...q, page }), q.page),
+      deliveries: (projectId: string, webhookId: string, q: PageInput = {}) =>
+        walk((page) => webhooks.deliveries(projectId, webhookId, { ...q, page }), q.page),
+    },
+    /**
+     * Any request, with the same auth, retries, Idempotency-Key and error handling; the body is
+     * not unwrapped or checked. `path` includes the version, e.g. `/v1/projects`.
+     */
+    async request(method: string, path: string, opts: RequestOptions = {}): Promise<RawResponse> {
+      const { status, headers, value } = await http.exchange(method, path, opts, async (res, what) =>
+        (res.headers.get('content-type') ?? '').includes('json') ? readJson(res, what) : readText(res, what),
+      );
+      return { status, headers, body: value };
+    },
+    /** `X-RateLimit-*` of the last response that carried them; null before the first. */
+    get rateLimit(): RateLimit | null {
+      return http.rateLimit;
+    },
+  };
+}
+
+export type SlipwayClient = ReturnType<typeof createClient>;
+
+export { ApiError } from '../errors.ts';
+export type { CallOptions, RequestOptions, QueryValue } from './http.ts';
+export type { ClientOptions, FetchLike } from './options.ts';
+export type { PaymentChallenge, PaymentRequiredHandler } from './payment.ts';
+export { ledgerPayer, type LedgerPayerOptions } from './ledger-payer.ts';
+export type { RateLimit } from './rate-limit.ts';
+export type { LogEvent, FollowOptions } from './follow-logs.ts';
+export type { Page, PageFetcher } from './pagination.ts';
+export { paginate, collect } from './pagination.ts';
+export { parseSse, type SseEvent } from './sse.ts';
+export type * from './inputs.ts';
+export type { JsonExportQuery, TextExportQuery } from './env.ts';

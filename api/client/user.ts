@@ -1,0 +1,23 @@
+import type { z } from 'zod';
+import { CreatedToken, type CreateTokenBody, TokenSummary, User } from '../schemas/user.ts';
+import { type Caller, seg } from './envelope.ts';
+import type { CallOptions } from './http.ts';
+import type { PageInput } from './inputs.ts';
+
+/** The caller and their API tokens. */
+export function userApi(c: Caller) {
+  return {
+    /** `GET /v1/user`: the caller and their organizations. */
+    get: (o?: CallOptions) => c.data(User, 'GET', '/v1/user', o),
+    tokens: {
+      /** `POST /v1/user/tokens`: the only answer that holds the secret `token`. */
+      create: (body: z.input<typeof CreateTokenBody>, o?: CallOptions) =>
+        c.data(CreatedToken, 'POST', '/v1/user/tokens', { ...o, body }),
+      /** `GET /v1/user/tokens`: one page, without secrets. */
+      list: (query: PageInput = {}, o?: CallOptions) =>
+        c.list(TokenSummary, '/v1/user/tokens', { ...o, query }),
+      /** `DELETE /v1/user/tokens/<id>`: the token stops working at once. */
+      revoke: (tokenId: string, o?: CallOptions) => c.deleted(`/v1/user/tokens/${seg(tokenId)}`, o),
+    },
+  };
+}

@@ -1,0 +1,116 @@
+import { z } from 'zod';
+import { id, PageQuery, Timestamp, wholeNumber } from './common.ts';
+import { BranchName } from './projects.ts';
+
+/** Lifecycle of a deployment: `queued -> building -> deploying -> live`, or `failed` from the first three. */
+export const DeploymentStatus = z.enum(['queued', 'building', 'deploying', 'live', 'failed']);
+export type DeploymentStatus = z.infer<typeof DeploymentStatus>;
+/** Where a deployment goes live: the project's production URL, or only its own preview URL. */
+export const DeploymentTarget = z.enum(['production', 'preview']);
+export type DeploymentTarget = z.infer<typeof DeploymentTarget>;
+
+/** A commit SHA or an unambiguous prefix of one: 7 to 40 hex characters, read as lowercase. */
+export const CommitHash = z
+  .string()
+  .regex(/^[0-9a-f]{7,40}$/i, 'must be 7 to 40 hexadecimal characters')
+  .transform((s) => s.toLowerCase());
+
+export const Deployment = z.object({
+  /** `dpl_` identifier. */
+  id: id('dpl'),
+  /** The project it belongs to. */
+  projectId: id('prj'),
+  /** queued, building, deploying, live or failed. */
+  status: DeploymentStatus,
+  /** `production` or `preview` (extension). */
+  target: DeploymentTarget,
+  /** Branch or ref it builds. */
+  branch: z.string(),
+  /** Full commit SHA once checked out (or the pinned commit until then). */
+  commitHash: z.string().nullable(),
+  /** Message of the built commit, once checked out. */
+  commitMessage: z.string().nullable(),
+  /** E-mail address of the commit's author. */
+  author: z.string().nullable(),
+  /** Message given when the deployment was created (extension). */
+  message: z.string().nullable(),
+  /** How long the build took, in milliseconds. */
+  buildDurationMs: z.number().nullable(),
+  /** How long it took from build to live, in milliseconds. */
+  deployDurationMs: z.number().nullable(),
+  /** The deployment's own URL; it keeps serving this deployment. */
+  url: z.string(),
+  /** Why the deployment failed (extension). */
+  errorMessage: z.string().nullable(),
+  /** Id of the deployment this one rolled back from. */
+  rollbackFrom: z.string().nullable(),
+  /** When it was created. */
+  createdAt: Timestamp,
+  /** When it went live (extension). */
+  readyAt: Timestamp.nullable(),
+  /** When it was promoted to production (extension). */
+  promotedAt: Timestamp.nullable(),
+});
+export type Deployment = z.infer<typeof Deployment>;
+
+export const CreateDeploymentBody = z.strictObject({
+  /** Branch or ref to build; default the project's branch. */
+  branch: z
+    .union([BranchName, z.string().regex(/^refs\/[A-Za-z0-9._/-]+$/)], {
+      error: 'must be a valid git ref name',
+    })
+    .optional(),
+  /** Free-form message describing the deployment. */
+  message: z.string().max(1000, 'must be at most 1000 characters').optional(),
+  /** Pin an exact commit (extension). */
+  commitHash: CommitHash.optional(),
+  /** `production` or `preview`; default production for the project's branch, else preview (extension). */
+  target: DeploymentTarget.optional(),
+});
+export type CreateDeploymentBody = z.infer<typeof CreateDeploymentBody>;
+
+export const ListDeploymentsQuery = PageQuery.extend({
+  /** Only deployments in this state. */
+  status: DeploymentStatus.optional(),
+  /** Only deployments of this branch (exact match). */
+  branch: z.string().min(1, 'must not be empty').max(255, 'must be at most 255 characters').optional(),
+  /** Only production or only preview deployments (extension). */
+  target: DeploymentTarget.optional(),
+  /** Only deployments whose commit starts with this hash (extension). */
+  commitHash: CommitHash.optional(),
+});
+export type ListDeploymentsQuery = z.infer<typeof ListDeploymentsQuery>;
+
+/** The three logs a deployment keeps. */
+export const LogType = z.enum(['build', 'runtime', 'error']);
+export type LogType = z.infer<typeof LogType>;
+
+export const LogsQuery = z.strictObject({
+  /** build (default), runtime or error. */
+  type: LogType.default('build'),
+  /** Keep the last N lines (1-10000, default 100). */
+  tail: wholeNumber('tail', 1, 10_000, 100),
+  /** Stream as server-sent events until the deployment ends (extension). */
+  follow: z
+    .enum(['true', 'false'], { error: 'must be true or false' })
+    .default('false')
+    .transform((v) => v === 'true'),
+});
+export type LogsQuery = z.infer<typeof LogsQuery>;
+
+export const DeploymentLogs = z.object({
+  /** Lines separated by newline, oldest first. */
+  logs: z.string(),
+  /** Which log these lines come from. */
+  type: LogType,
+});
+export type DeploymentLogs = z.infer<typeof DeploymentLogs>;
+
+/** `data` of the `end` event that closes a followed log stream. */
+export const LogStreamEnd = z.object({
+  /** The deployment's final state: `live` or `failed`. */
+  status: DeploymentStatus,
+  /** Why it failed, when it did. */
+  errorMessage: z.string().nullable(),
+});
+export type LogStreamEnd = z.infer<typeof LogStreamEnd>;

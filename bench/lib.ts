@@ -1,0 +1,80 @@
+import autocannon from 'autocannon';
+
+export interface LoadResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+}
+
+/** Drives a URL with autocannon for `seconds` and returns requests/s and latency percentiles (ms). */
+export async function load(
+  url: string,
+  opts: {
+    seconds?: number;
+    connections?: number;
+    method?: 'GET' | 'POST';
+    headers?: Record<string, string>;
+    body?: string;
+  } = {},
+): Promise<LoadResult> {
+  const result = await autocannon({
+    url,
+    duration: opts.seconds ?? 5,
+    connections: opts.connections ?? 10,
+    method: opts.method ?? 'GET',
+    headers: opts.headers ?? {},
+    ...(opts.body === undefined ? {} : { body: opts.body }),
+  });
+  return {
+    rps: Math.round(result.requests.average),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors,
+    non2xx: result.non2xx,
+  };
+}
+
+export const ratio = (a: number, b: number) => (b === 0 ? 0 : Math.round((a / b) * 1000) / 10);
+
+export function table(rows: Record<string, string | number>[]): string {
+  if (rows.length === 0) return '';
+  const cols = Object.keys(rows[0]!);
+  const width = cols.map((c) => Math.max(c.length, ...rows.map((r) => String(r[c]).length)));
+  const line = (vals: string[]) => vals.map((v, i) => v.padEnd(width[i]!)).join('  ');
+  return [
+    line(cols),
+    line(width.map((w) => '-'.repeat(w))),
+    ...rows.map((r) => line(cols.map((c) => String(r[c])))),
+  ].join('\n');
+}
+
+export interface LoadCase {
+  name: string;
+  url: string;
+  opts?: Omit<Parameters<typeof load>[1], 'seconds'>;
+}
+
+/**
+ * Measures several targets against each other: each is warmed up for a second, then they take
+ * turns for `rounds` rounds of `seconds`, and each gets the median round (by requests/s). Load on
+ * the machine that comes and goes then falls on every target alike, not on whichever ran last.
+ */
+export async function alternate(
+  cases: LoadCase[],
+  opts: { seconds: number; rounds?: number },
+): Promise<Map<string, LoadResult>> {
+  const rounds = opts.rounds ?? 3;
+  for (const c of cases) await load(c.url, { ...c.opts, seconds: 1 });
+  const runs = new Map<string, LoadResult[]>(cases.map((c) => [c.name, []]));
+  for (let i = 0; i < rounds; i++) {
+    for (const c of cases) runs.get(c.name)!.push(await load(c.url, { ...c.opts, seconds: opts.seconds }));
+  }
+  const medians = new Map<string, LoadResult>();
+  for (const [name, rs] of runs) {
+    const sorted = [...rs].sort((a, b) => a.rps - b.rps);
+    medians.set(name, sorted[Math.floor(sorted.length / 2)]!);
+  }
+  return medians;
+}

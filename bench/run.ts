@@ -1,0 +1,27 @@
+import { benchAction } from './action.ts';
+import { benchApi } from './api.ts';
+import { benchBot } from './bot.ts';
+import { benchBuilds } from './builds.ts';
+import { benchEdge } from './edge.ts';
+import { benchRecording } from './monitoring.ts';
+import { benchScale } from './scale.ts';
+import { benchWebhooks } from './webhooks.ts';
+
+/** `npm run bench`: every benchmark in one run, each beside its baseline measured in the same run. */
+const seconds = Number(process.env.BENCH_SECONDS ?? 5);
+const only = process.argv.slice(2);
+const suites: Record<string, () => Promise<string>> = {
+  api: () => benchApi(seconds),
+  builds: () => benchBuilds(),
+  edge: () => benchEdge(seconds),
+  webhooks: () => benchWebhooks(),
+  action: () => benchAction(),
+  bot: () => benchBot(),
+  recording: () => benchRecording(),
+  scale: () => benchScale(seconds),
+};
+
+for (const [name, run] of Object.entries(suites)) {
+  if (only.length && !only.includes(name)) continue;
+  process.stdout.write(`\n== ${name} ==\n${await run()}\n`);
+}

@@ -1,0 +1,23 @@
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+
+/** Runs a bench server script in its own process and waits for the JSON line it prints. */
+export async function spawnBenchServer<T>(script: string, env: Record<string, string> = {}) {
+  const child = spawn(process.execPath, ['--import', 'tsx', script], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const line = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout }).once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}`)));
+  });
+  return {
+    info: JSON.parse(line) as T,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+        setTimeout(() => child.kill('SIGKILL'), 5000).unref();
+      }),
+  };
+}

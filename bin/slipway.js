@@ -1,0 +1,7 @@
+#!/usr/bin/env node
+// The CLI entry: registers the TypeScript loader so the bin works straight after `npm install`.
+import { register } from 'tsx/esm/api';
+
+register();
+const { main } = await import('../server/main.ts');
+process.exitCode = await main(process.argv.slice(2));

@@ -1,0 +1,66 @@
+import { verify } from '../../api/signature.ts';
+import { WebhookPayload } from '../../api/schemas/webhooks.ts';
+import type { SeenIds } from '../lib/seen-ids.ts';
+
+/** Deliveries whose timestamp is further than this from now are refused (replay protection). */
+export const TIMESTAMP_TOLERANCE_MS = 5 * 60_000;
+
+/** The headers of a service delivery the receiver reads. */
+export interface DeliveryHeaders {
+  signature: string | undefined;
+  deliveryId: string | undefined;
+  event: string | undefined;
+}
+
+/** What to answer, and the delivery to act on when it was accepted. */
+export type Acceptance =
+  | { kind: 'refused'; status: 401 | 400; error: string }
+  | { kind: 'duplicate'; status: 200 }
+  | { kind: 'accepted'; status: 202; delivery: WebhookPayload; deliveryId: string };
+
+/**
+ * Checks a service delivery in the contract's order: the signature over the raw bytes first
+ * (nothing unauthenticated is parsed), then the shape, then the timestamp, and only then the
+ * delivery id, so a forged or malformed request cannot mark an id as seen.
+ */
+export function acceptDelivery(
+  raw: Buffer,
+  headers: DeliveryHeaders,
+  deps: { secret: string; seen: SeenIds; now: () => Date },
+): Acceptance {
+  if (!verify(deps.secret, raw, headers.signature)) {
+    return {
+      kind: 'refused',
+      status: 401,
+      error: 'X-Slipway-Signature is missing or does not match the body',
+    };
+  }
+  if (!headers.deliveryId || !/^[A-Za-z0-9_-]{1,100}$/.test(headers.deliveryId)) {
+    return { kind: 'refused', status: 400, error: 'X-Slipway-Delivery is missing or malformed' };
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(raw.toString('utf8'));
+  } catch {
+    return { kind: 'refused', status: 400, error: 'the body is not JSON' };
+  }
+  const parsed = WebhookPayload.safeParse(json);
+  if (!parsed.success) {
+    const where = parsed.error.issues.map((i) => `${i.path.join('.') || 'body'}: ${i.message}`).join('; ');
+    return { kind: 'refused', status: 400, error: `the body is not a Slipway delivery (${where})` };
+  }
+  if (headers.event && headers.event !== parsed.data.event) {
+    return { kind: 'refused', status: 400, error: 'X-Slipway-Event does not match the body' };
+  }
+  const at = Date.parse(parsed.data.timestamp);
+  if (Number.isNaN(at)) return { kind: 'refused', status: 400, error: 'timestamp is not a date' };
+  if (Math.abs(deps.now().getTime() - at) > TIMESTAMP_TOLERANCE_MS) {
+    return {
+      kind: 'refused',
+      status: 400,
+      error: 'timestamp is more than 5 minutes away from now: refusing a stale or replayed delivery',
+    };
+  }
+  if (deps.seen.checkAndAdd(headers.deliveryId)) return { kind: 'duplicate', status: 200 };
+  return { kind: 'accepted', status: 202, delivery: parsed.data, deliveryId: headers.deliveryId };
+}

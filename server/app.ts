@@ -1,0 +1,53 @@
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import { ApiError } from '../api/errors.ts';
+import { sendError } from './http/errors.ts';
+import { API_VERSION } from './http/openapi.ts';
+import { lazyRequestLogger } from './http/request-logger.ts';
+import { registerRoutes } from './http/route.ts';
+import { allRoutes } from './routes/index.ts';
+import type { Deps } from './services/deps.ts';
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The HTTP API: no listen here, so tests drive it with inject() or listen themselves. */
+export function buildApp(deps: Deps): FastifyInstance {
+  const app: FastifyInstance = Fastify({
+    loggerInstance: deps.log.child({ role: 'api' }) as unknown as FastifyBaseLogger,
+    bodyLimit: 1024 * 1024,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    },
+    routerOptions: { ignoreTrailingSlash: true },
+    childLoggerFactory: lazyRequestLogger,
+  });
+
+  // An empty body with a JSON content type is "no body", as curl and many clients send it.
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_req, body, done) => {
+    const text = (body as string).trim();
+    if (text === '') return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch (err) {
+      done(
+        new ApiError('VALIDATION_ERROR', `Request body is not valid JSON: ${(err as Error).message}`),
+        undefined,
+      );
+    }
+  });
+
+  app.addHook('onRequest', async (req, reply) => {
+    void reply.header('X-Request-Id', req.id);
+    void reply.header('X-API-Version', API_VERSION);
+  });
+
+  app.setErrorHandler((err, req, reply) => sendError(req, reply, err));
+  app.setNotFoundHandler((req, reply) =>
+    sendError(req, reply, new ApiError('NOT_FOUND', `No route for ${req.method} ${req.url.split('?')[0]}`)),
+  );
+
+  registerRoutes(app, deps, allRoutes());
+  return app;
+}

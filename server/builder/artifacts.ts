@@ -1,0 +1,232 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { copyFile, lstat, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { join, relative, sep } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { z } from 'zod';
+import { randomString } from '../lib/ids.ts';
+import { BuildError } from './build-error.ts';
+import { describeBytes } from './format.ts';
+
+/** One file of a deployment's site. */
+export const ManifestFile = z.object({
+  /** sha256 of the content, lowercase hex: the blob's name. */
+  hash: z.string().regex(/^[0-9a-f]{64}$/),
+  /** Size in bytes. */
+  size: z.number().int().nonnegative(),
+});
+export type ManifestFile = z.infer<typeof ManifestFile>;
+
+/**
+ * `<root>/manifests/<id>.json`: what one build produced. Immutable once written. The content
+ * of each file is `<root>/blobs/<first two hex of hash>/<hash>`.
+ */
+export const ArtifactManifest = z.object({
+  /** `art_` followed by 20 lowercase alphanumerics. */
+  id: z.string(),
+  /** ISO 8601 time the artifact was stored. */
+  createdAt: z.string(),
+  /** Sum of the files' sizes in bytes. */
+  totalBytes: z.number().int().nonnegative(),
+  /** Site path (`/index.html`, `/assets/app.js`: leading slash, forward slashes) to file. */
+  files: z.record(z.string().startsWith('/'), ManifestFile),
+});
+export type ArtifactManifest = z.infer<typeof ArtifactManifest>;
+
+export interface StoreLimits {
+  /** Refuse an output larger than this many bytes in total. */
+  maxBytes: number;
+  /** Refuse an output of more files than this. */
+  maxFiles: number;
+  /** Paths relative to the directory that are left out, with everything under them (`.git`). */
+  exclude?: string[];
+  /** Told about each symbolic link left out. */
+  onSkip?: (path: string, reason: string) => void;
+}
+
+export interface StoredArtifact {
+  artifactId: string;
+  fileCount: number;
+  totalBytes: number;
+}
+
+export interface ArtifactStore {
+  root: string;
+  /** Stores every regular file under `dir` and writes the manifest; returns its id. */
+  storeDirectory(dir: string, limits: StoreLimits): Promise<StoredArtifact>;
+  /** The manifest, or null when there is no artifact with that id. */
+  readManifest(id: string): Promise<ArtifactManifest | null>;
+  /** Where the blob with this sha256 lives (whether or not it exists). */
+  blobPath(hash: string): string;
+}
+
+const ARTIFACT_ID = /^art_[a-z0-9]{20}$/;
+const HASH = /^[0-9a-f]{64}$/;
+/** Manifests kept in memory; a manifest with node_modules can hold tens of thousands of entries. */
+const CACHE_SIZE = 256;
+/** Files hashed and copied at once. */
+const PARALLEL = 8;
+
+interface Entry {
+  absolute: string;
+  sitePath: string;
+  size: number;
+}
+
+async function hashFile(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  await pipeline(createReadStream(path), hash);
+  return hash.digest('hex');
+}
+
+async function exists(path: string): Promise<boolean> {
+  return lstat(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** Runs `fn` over `items` with at most `limit` running at once. */
+async function forEachLimited<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    while (next < items.length) await fn(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+}
+
+/**
+ * A content-addressed store on the local file system (a shared volume when several machines
+ * build and serve). A blob is written once, however many deployments contain it, through a
+ * temporary file renamed into place, so a reader never sees half a file.
+ */
+export function createArtifactStore(root: string, opts: { now?: () => Date } = {}): ArtifactStore {
+  const now = opts.now ?? (() => new Date());
+  const blobsDir = join(root, 'blobs');
+  const manifestsDir = join(root, 'manifests');
+  const tmpDir = join(root, 'tmp');
+  const cache = new Map<string, ArtifactManifest>();
+
+  const blobPath = (hash: string) => {
+    if (!HASH.test(hash)) throw new Error(`Not a sha256 hash: ${hash}`);
+    return join(blobsDir, hash.slice(0, 2), hash);
+  };
+
+  /** Writes `content` (or a copy of `from`) to `dest` atomically. */
+  async function atomicWrite(dest: string, source: { from: string } | { content: string }) {
+    const tmp = join(tmpDir, `${randomString(16)}.tmp`);
+    try {
+      if ('from' in source) await copyFile(source.from, tmp);
+      else await writeFile(tmp, source.content);
+      await rename(tmp, dest);
+    } catch (err) {
+      await rm(tmp, { force: true });
+      throw err;
+    }
+  }
+
+  async function collect(dir: string, limits: StoreLimits): Promise<Entry[]> {
+    const excluded = new Set((limits.exclude ?? []).map((p) => join(dir, p)));
+    const entries: Entry[] = [];
+    let totalBytes = 0;
+    const walk = async (current: string): Promise<void> => {
+      const children = await readdir(current, { withFileTypes: true });
+      children.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      for (const child of children) {
+        const absolute = join(current, child.name);
+        if (excluded.has(absolute)) continue;
+        const sitePath = '/' + relative(dir, absolute).split(sep).join('/');
+        // A link could point anywhere on the build machine (`ln -s /etc/passwd`): never follow one.
+        if (child.isSymbolicLink()) {
+          limits.onSkip?.(sitePath, 'symbolic link');
+          continue;
+        }
+        if (child.isDirectory()) {
+          await walk(absolute);
+          continue;
+        }
+        if (!child.isFile()) {
+          limits.onSkip?.(sitePath, 'not a regular file');
+          continue;
+        }
+        const { size } = await lstat(absolute);
+        totalBytes += size;
+        entries.push({ absolute, sitePath, size });
+        // Counting stops early; sizes are summed to the end so the error can say how big it was.
+        if (entries.length > limits.maxFiles) {
+          throw new BuildError(
+            `The build output has more than ${limits.maxFiles} files, the limit (SLIPWAY_MAX_OUTPUT_FILES).`,
+          );
+        }
+      }
+    };
+    await walk(dir);
+    if (totalBytes > limits.maxBytes) {
+      throw new BuildError(
+        `The build output is ${describeBytes(totalBytes)}, over the ${describeBytes(limits.maxBytes)} limit ` +
+          '(SLIPWAY_MAX_OUTPUT_SIZE). Leave large files out of the output directory.',
+      );
+    }
+    return entries;
+  }
+
+  return {
+    root,
+    blobPath,
+
+    async storeDirectory(dir, limits) {
+      const entries = await collect(dir, limits);
+      await Promise.all([
+        mkdir(blobsDir, { recursive: true }),
+        mkdir(manifestsDir, { recursive: true }),
+        mkdir(tmpDir, { recursive: true }),
+      ]);
+
+      const files: Record<string, ManifestFile> = {};
+      await forEachLimited(entries, PARALLEL, async (entry) => {
+        const hash = await hashFile(entry.absolute);
+        files[entry.sitePath] = { hash, size: entry.size };
+        const dest = blobPath(hash);
+        if (await exists(dest)) return;
+        await mkdir(join(blobsDir, hash.slice(0, 2)), { recursive: true });
+        // Two builds storing the same new blob at once both rename a complete copy: either wins.
+        await atomicWrite(dest, { from: entry.absolute });
+      });
+
+      const sorted = Object.fromEntries(
+        Object.entries(files).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+      );
+      const totalBytes = entries.reduce((sum, e) => sum + e.size, 0);
+      const manifest: ArtifactManifest = {
+        id: `art_${randomString(20)}`,
+        createdAt: now().toISOString(),
+        totalBytes,
+        files: sorted,
+      };
+      await atomicWrite(join(manifestsDir, `${manifest.id}.json`), { content: JSON.stringify(manifest) });
+      return { artifactId: manifest.id, fileCount: entries.length, totalBytes };
+    },
+
+    async readManifest(id) {
+      // The id reaches a file path: only the exact shape is accepted, so `../` cannot.
+      if (!ARTIFACT_ID.test(id)) return null;
+      const cached = cache.get(id);
+      if (cached) {
+        cache.delete(id);
+        cache.set(id, cached);
+        return cached;
+      }
+      let text: string;
+      try {
+        text = await readFile(join(manifestsDir, `${id}.json`), 'utf8');
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+        throw err;
+      }
+      const manifest = ArtifactManifest.parse(JSON.parse(text));
+      cache.set(id, manifest);
+      if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value!);
+      return manifest;
+    },
+  };
+}

@@ -1,0 +1,261 @@
+import { lstat, mkdir, mkdtemp, readdir, realpath, rm } from 'node:fs/promises';
+import { delimiter, dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import type { ArtifactStore } from './artifacts.ts';
+import { BuildCancelledError, BuildError, BuildTimeoutError } from './build-error.ts';
+import { checkout } from './checkout.ts';
+import { detectFramework, type AppKind, type DetectedFramework } from './detect-framework.ts';
+import { describeBytes, describeDuration, describeElapsed } from './format.ts';
+import { runCommand } from './run-command.ts';
+
+export type BuildLogType = 'build' | 'error';
+
+export interface BuildDeploymentOptions {
+  repositoryUrl: string;
+  /** Branch name or full ref (`refs/pull/12/head`). */
+  ref: string;
+  /** Pinned commit (7 to 40 hex characters); default the head of `ref`. */
+  commit?: string | null;
+  /** The project's framework slug; detected from the repository when null. */
+  framework?: string | null;
+  /** The project's environment variables for this target, decrypted. */
+  env: Record<string, string>;
+  /** Values masked as `***` in the log (the `encrypted` variables). */
+  secrets: string[];
+  /** A fresh directory is made (and always removed) under this one for each build. */
+  workspaceRoot: string;
+  artifacts: ArtifactStore;
+  /** For the whole build: checkout, install and build (SLIPWAY_BUILD_TIMEOUT). */
+  timeoutMs: number;
+  maxOutputBytes: number;
+  /** Default 100,000 files. */
+  maxOutputFiles?: number;
+  /** Every log line. The reason for a failure is logged as an `error` line before it is thrown. */
+  log: (type: BuildLogType, line: string) => void;
+  /** Aborting kills the running command and fails the build with BuildCancelledError. */
+  signal?: AbortSignal;
+  /** PATH the commands run with (node, npm, git); default the server's. */
+  path?: string;
+}
+
+export interface BuildResult {
+  commitHash: string;
+  commitMessage: string;
+  /** Commit author's e-mail. */
+  author: string;
+  /** Framework slug: the project's, or the detected one (store it on the project when it had none). */
+  framework: string;
+  /** Whether `framework` was detected (true) or the project's own setting (false). */
+  frameworkDetected: boolean;
+  kind: AppKind;
+  artifactId: string;
+  /** Unknown paths answer `/index.html`. */
+  spa: boolean;
+  /** Shell command that starts a `node` app, run in the artifact's root. */
+  startCommand?: string;
+  fileCount: number;
+  totalBytes: number;
+  durationMs: number;
+}
+
+const DEFAULT_MAX_FILES = 100_000;
+/** Set by Slipway: a project variable of these names is ignored, since the build needs them. */
+const RESERVED = new Set(['PATH', 'HOME']);
+
+const phase = (title: string) => `==> ${title}`;
+
+/**
+ * Builds one deployment: checks the commit out into a fresh workspace, detects the framework,
+ * installs dependencies, runs the build and stores the output (for a `node` app, the whole
+ * checkout without .git) as an artifact. The workspace is removed whatever happens. Failures
+ * the user can fix are BuildErrors whose message says what to do.
+ */
+export async function buildDeployment(opts: BuildDeploymentOptions): Promise<BuildResult> {
+  const started = Date.now();
+  const deadline = started + opts.timeoutMs;
+  const log = opts.log;
+  const info = (line: string) => log('build', line);
+  const timeoutMessage = `Build exceeded the ${describeDuration(opts.timeoutMs)} limit (SLIPWAY_BUILD_TIMEOUT).`;
+  const remaining = () => {
+    const left = deadline - Date.now();
+    if (left <= 0) throw new BuildTimeoutError(timeoutMessage);
+    return left;
+  };
+
+  await mkdir(opts.workspaceRoot, { recursive: true });
+  const workspace = await mkdtemp(join(opts.workspaceRoot, 'build-'));
+  const src = join(workspace, 'src');
+  const home = join(workspace, 'home');
+  const basePath = [
+    dirname(process.execPath),
+    opts.path ?? process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+  ].join(delimiter);
+
+  try {
+    info(phase('Cloning repository'));
+    const commit = await checkout({
+      repositoryUrl: opts.repositoryUrl,
+      ref: opts.ref,
+      commit: opts.commit ?? null,
+      workspace: src,
+      log: info,
+      timeoutMs: remaining(),
+      signal: opts.signal,
+      path: basePath,
+    });
+
+    const fw = await detectFramework(src, { framework: opts.framework ?? null });
+    if (!fw) {
+      throw new BuildError(
+        'Could not tell how to build this repository: no known framework in package.json, no "start" or ' +
+          '"build" script, and no index.html at the root. Set the project\'s framework, or add a "build" script.',
+      );
+    }
+    info(describeFramework(fw));
+    if (fw.kind === 'node' && !fw.startCommand) {
+      throw new BuildError(
+        `${fw.name} apps run as a Node.js server: add a "start" script to package.json that starts it on $PORT.`,
+      );
+    }
+
+    await mkdir(home, { recursive: true });
+    const projectEnv = Object.fromEntries(Object.entries(opts.env).filter(([key]) => !RESERVED.has(key)));
+    // The environment is built from nothing: the server's own variables (database URL,
+    // encryption key) must never reach code from a repository.
+    const commandEnv = (extra: Record<string, string>) => ({
+      ...extra,
+      ...projectEnv,
+      PATH: [join(src, 'node_modules', '.bin'), basePath].join(delimiter),
+      HOME: home,
+      CI: projectEnv.CI ?? '1',
+    });
+    const run = async (title: string, argv: string[], env: Record<string, string>) => {
+      const shown = argv[0] === 'sh' ? (argv[2] ?? '') : argv.join(' ');
+      info(phase(`${title}: ${shown}`));
+      const begun = Date.now();
+      const result = await runCommand({
+        argv,
+        cwd: src,
+        env,
+        timeoutMs: remaining(),
+        secrets: opts.secrets,
+        signal: opts.signal,
+        onLine: (_stream, line) => info(line),
+      }).catch((err: Error) => {
+        throw new BuildError(`${title} failed: ${err.message}`);
+      });
+      if (result.aborted) throw new BuildCancelledError('The build was cancelled.');
+      if (result.timedOut) throw new BuildTimeoutError(timeoutMessage);
+      if (result.exitCode !== 0) {
+        const how =
+          result.exitCode === null ? `was killed by ${result.signal}` : `exited with code ${result.exitCode}`;
+        throw new BuildError(`${title} failed: "${shown}" ${how}.`);
+      }
+      info(`${title} finished in ${describeElapsed(Date.now() - begun)}`);
+    };
+
+    const needsInstall = fw.kind === 'node' || fw.buildCommand !== null;
+    const install = fw.packageManager.install;
+    if (install && needsInstall) {
+      // No NODE_ENV=production here unless the project sets it: package managers would then
+      // skip the devDependencies (bundlers, compilers) the build needs.
+      await run('Installing dependencies', install, commandEnv({}));
+    } else {
+      info(
+        phase(
+          install
+            ? 'Skipping install: nothing to build'
+            : 'Skipping install: no dependencies in package.json',
+        ),
+      );
+    }
+
+    if (fw.buildCommand) {
+      await run('Building', ['sh', '-c', fw.buildCommand], commandEnv({ NODE_ENV: 'production' }));
+    } else {
+      info(phase('No build command: serving the files as they are'));
+    }
+
+    const output = fw.kind === 'node' ? src : await findOutput(src, fw);
+    const outputName = relative(src, output) || '.';
+    info(phase(fw.kind === 'node' ? 'Storing the app' : `Storing build output from ${outputName}`));
+    if ((await readdir(output)).length === 0)
+      throw new BuildError(`The output directory ${outputName} is empty.`);
+    const atRoot = output === src;
+    const skipped: string[] = [];
+    const stored = await opts.artifacts.storeDirectory(output, {
+      maxBytes: opts.maxOutputBytes,
+      maxFiles: opts.maxOutputFiles ?? DEFAULT_MAX_FILES,
+      // A static site served from the root must not publish its history or its dependencies.
+      exclude: atRoot ? (fw.kind === 'node' ? ['.git'] : ['.git', 'node_modules']) : [],
+      onSkip: (path) => skipped.push(path),
+    });
+    if (skipped.length > 0) {
+      const some = skipped.slice(0, 5).join(', ') + (skipped.length > 5 ? ', ...' : '');
+      info(`Left out ${skipped.length} symbolic links or special files (links are never followed): ${some}`);
+    }
+    const durationMs = Date.now() - started;
+    info(`Stored ${stored.fileCount} files (${describeBytes(stored.totalBytes)})`);
+    info(phase(`Build completed in ${describeElapsed(durationMs)}`));
+
+    return {
+      commitHash: commit.commitHash,
+      commitMessage: commit.commitMessage,
+      author: commit.author,
+      framework: fw.slug,
+      frameworkDetected: fw.source === 'detected',
+      kind: fw.kind,
+      artifactId: stored.artifactId,
+      spa: fw.spa,
+      ...(fw.kind === 'node' && fw.startCommand ? { startCommand: fw.startCommand } : {}),
+      fileCount: stored.fileCount,
+      totalBytes: stored.totalBytes,
+      durationMs,
+    };
+  } catch (err) {
+    if (err instanceof BuildTimeoutError) {
+      log('error', timeoutMessage);
+      throw new BuildTimeoutError(timeoutMessage);
+    }
+    if (err instanceof BuildError) log('error', err.message);
+    throw err;
+  } finally {
+    await rm(workspace, { recursive: true, force: true, maxRetries: 3 });
+  }
+}
+
+function describeFramework(fw: DetectedFramework): string {
+  const how = fw.source === 'detected' ? 'Detected framework' : "Framework (the project's setting)";
+  const parts = [`build: ${fw.buildCommand ?? 'none'}`];
+  if (fw.kind === 'node') parts.push(`start: ${fw.startCommand ?? 'none'}`);
+  else parts.push(`output: ${fw.outputDirectory}`);
+  return `${how}: ${fw.name} (${parts.join(', ')})`;
+}
+
+/**
+ * The directory whose files are served: the framework's output directory (or the first of
+ * its fallbacks that exists), which must be a real directory inside the checkout. A path
+ * from angular.json or a symbolic link could otherwise point anywhere on the build machine.
+ */
+async function findOutput(src: string, fw: DetectedFramework): Promise<string> {
+  const root = await realpath(src);
+  for (const candidate of [fw.outputDirectory, ...fw.outputFallbacks]) {
+    const path = resolve(src, candidate);
+    const rel = relative(src, path);
+    if (rel.startsWith('..') || isAbsolute(rel)) {
+      throw new BuildError(`The output directory "${candidate}" is outside the repository.`);
+    }
+    const stats = await lstat(path).catch(() => null);
+    if (!stats) continue;
+    const real = await realpath(path);
+    const realRel = relative(root, real);
+    if (!stats.isDirectory() || realRel.startsWith('..') || isAbsolute(realRel)) {
+      throw new BuildError(`The output directory "${candidate}" must be a directory inside the repository.`);
+    }
+    return path;
+  }
+  const hint = fw.outputHint ? ` ${fw.outputHint}` : '';
+  throw new BuildError(
+    `The build did not create the output directory "${fw.outputDirectory}".${hint} ` +
+      "Check the build log, or set the project's framework if it was detected wrongly.",
+  );
+}

@@ -1,0 +1,269 @@
+import { accessSync, constants, mkdirSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { z } from 'zod';
+
+const port = (name: string, dflt: number) =>
+  z
+    .string()
+    .default(String(dflt))
+    .transform((v, ctx) => {
+      const n = Number(v);
+      if (!/^\d+$/.test(v.trim()) || n > 65535) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `${name} must be a whole number from 0 to 65535, got "${v}"`,
+        });
+        return z.NEVER;
+      }
+      return n;
+    });
+
+const positiveInt = (name: string, dflt: number) =>
+  z
+    .string()
+    .default(String(dflt))
+    .transform((v, ctx) => {
+      if (!/^\d+$/.test(v.trim()) || Number(v) < 1) {
+        ctx.addIssue({ code: 'custom', message: `${name} must be a positive whole number, got "${v}"` });
+        return z.NEVER;
+      }
+      return Number(v);
+    });
+
+function isReadable(path: string): boolean {
+  try {
+    accessSync(path, constants.R_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** `15m`, `90s`, `2h` or plain milliseconds. */
+export function parseDuration(v: string): number | null {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(v.trim());
+  if (!m) return null;
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? 'ms') as 'ms' | 's' | 'm' | 'h'];
+  return Math.round(Number(m[1]) * unit);
+}
+
+/** `500MiB`, `2GiB`, `10MB` or plain bytes. */
+export function parseSize(v: string): number | null {
+  const m = /^(\d+(?:\.\d+)?)\s*(b|kb|kib|mb|mib|gb|gib)?$/i.exec(v.trim());
+  if (!m) return null;
+  const units: Record<string, number> = {
+    b: 1,
+    kb: 1e3,
+    kib: 1024,
+    mb: 1e6,
+    mib: 1024 ** 2,
+    gb: 1e9,
+    gib: 1024 ** 3,
+  };
+  return Math.round(Number(m[1]) * units[(m[2] ?? 'b').toLowerCase()]!);
+}
+
+const duration = (name: string, dflt: string) =>
+  z
+    .string()
+    .default(dflt)
+    .transform((v, ctx) => {
+      const ms = parseDuration(v);
+      if (ms === null || ms <= 0) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `${name} must be a duration such as 15m, 90s or 2h, got "${v}"`,
+        });
+        return z.NEVER;
+      }
+      return ms;
+    });
+
+const bool = (name: string) =>
+  z
+    .string()
+    .default('false')
+    .transform((v, ctx) => {
+      if (['true', '1', 'yes'].includes(v.toLowerCase())) return true;
+      if (['false', '0', 'no', ''].includes(v.toLowerCase())) return false;
+      ctx.addIssue({ code: 'custom', message: `${name} must be true or false, got "${v}"` });
+      return z.NEVER;
+    });
+
+const EnvSchema = z.object({
+  PORT: port('PORT', 3000),
+  HOST: z.string().default('0.0.0.0'),
+  SLIPWAY_DATA_DIR: z.string().default('./.slipway'),
+  DATABASE_URL: z
+    .string()
+    .optional()
+    .refine(
+      (v) => !v || /^postgres(ql)?:\/\//.test(v),
+      'DATABASE_URL must start with postgres:// (or be unset for SQLite)',
+    ),
+  SLIPWAY_DB_POOL_SIZE: positiveInt('SLIPWAY_DB_POOL_SIZE', 10),
+  SLIPWAY_ARTIFACTS_DIR: z.string().optional(),
+  SLIPWAY_EDGE_PORT: port('SLIPWAY_EDGE_PORT', 3001),
+  SLIPWAY_DOMAIN: z
+    .string()
+    .default('localhost')
+    .refine((v) => /^[a-z0-9.-]+$/.test(v), 'SLIPWAY_DOMAIN must be a lowercase host name'),
+  SLIPWAY_PUBLIC_EDGE_URL: z
+    .string()
+    .optional()
+    .refine((v) => !v || /^https?:\/\//.test(v), 'SLIPWAY_PUBLIC_EDGE_URL must be an http(s) URL'),
+  SLIPWAY_EDGE_INTERNAL_URL: z
+    .string()
+    .optional()
+    .refine((v) => !v || /^https?:\/\//.test(v), 'SLIPWAY_EDGE_INTERNAL_URL must be an http(s) URL'),
+  SLIPWAY_PUBLIC_API_URL: z
+    .string()
+    .optional()
+    .refine((v) => !v || /^https?:\/\//.test(v), 'SLIPWAY_PUBLIC_API_URL must be an http(s) URL'),
+  SLIPWAY_ENCRYPTION_KEY: z.string().optional(),
+  SLIPWAY_PAYMENT_SECRET: z.string().optional(),
+  SLIPWAY_ENTERPRISE_RATE_LIMIT: positiveInt('SLIPWAY_ENTERPRISE_RATE_LIMIT', 10_000),
+  SLIPWAY_BUILD_TIMEOUT: duration('SLIPWAY_BUILD_TIMEOUT', '15m'),
+  SLIPWAY_BUILD_CONCURRENCY: positiveInt('SLIPWAY_BUILD_CONCURRENCY', 2),
+  SLIPWAY_MAX_OUTPUT_SIZE: z
+    .string()
+    .default('500MiB')
+    .transform((v, ctx) => {
+      const bytes = parseSize(v);
+      if (bytes === null || bytes <= 0) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `SLIPWAY_MAX_OUTPUT_SIZE must be a size such as 500MiB or 2GiB, got "${v}"`,
+        });
+        return z.NEVER;
+      }
+      return bytes;
+    }),
+  SLIPWAY_MAX_OUTPUT_FILES: positiveInt('SLIPWAY_MAX_OUTPUT_FILES', 100_000),
+  SLIPWAY_JOB_LEASE: duration('SLIPWAY_JOB_LEASE', '60s'),
+  SLIPWAY_SHUTDOWN_GRACE: duration('SLIPWAY_SHUTDOWN_GRACE', '10s'),
+  SLIPWAY_TOKEN_CACHE_TTL: z
+    .string()
+    .default('1s')
+    .transform((v, ctx) => {
+      const ms = parseDuration(v);
+      if (ms === null) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `SLIPWAY_TOKEN_CACHE_TTL must be a duration such as 1s or 500ms, or 0 to look every token up, got "${v}"`,
+        });
+        return z.NEVER;
+      }
+      return ms;
+    }),
+  SLIPWAY_DNS_SERVERS: z.string().optional(),
+  SLIPWAY_WEBHOOK_ALLOW_PRIVATE: bool('SLIPWAY_WEBHOOK_ALLOW_PRIVATE'),
+  SLIPWAY_EDGE_TLS_PORT: z
+    .string()
+    .optional()
+    .refine(
+      (v) => v === undefined || (/^\d+$/.test(v.trim()) && Number(v) <= 65535),
+      'SLIPWAY_EDGE_TLS_PORT must be a whole number from 0 to 65535 (or unset for no TLS listener)',
+    ),
+  SLIPWAY_ACME_DIRECTORY: z
+    .string()
+    .optional()
+    .refine(
+      (v) => !v || /^https?:\/\//.test(v),
+      'SLIPWAY_ACME_DIRECTORY must be the http(s) URL of an ACME directory, such as https://acme-v02.api.letsencrypt.org/directory',
+    ),
+  SLIPWAY_ACME_EMAIL: z
+    .string()
+    .optional()
+    .refine((v) => !v || /^[^@\s]+@[^@\s]+$/.test(v), 'SLIPWAY_ACME_EMAIL must be an e-mail address'),
+  SLIPWAY_ACME_CA_FILE: z
+    .string()
+    .optional()
+    .refine(
+      (v) => !v || isReadable(v),
+      "SLIPWAY_ACME_CA_FILE must be a readable PEM file of the CA that signed the ACME server's HTTPS certificate",
+    ),
+  SLIPWAY_HEALTH_INTERVAL: duration('SLIPWAY_HEALTH_INTERVAL', '60s'),
+  SLIPWAY_RUNTIME_SAMPLE_INTERVAL: duration('SLIPWAY_RUNTIME_SAMPLE_INTERVAL', '10s'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type Config = ReturnType<typeof toConfig>;
+
+function toConfig(env: z.infer<typeof EnvSchema>) {
+  const dataDir = resolve(env.SLIPWAY_DATA_DIR);
+  return {
+    port: env.PORT,
+    host: env.HOST,
+    dataDir,
+    databaseUrl: env.DATABASE_URL,
+    dbPoolSize: env.SLIPWAY_DB_POOL_SIZE,
+    artifactsDir: resolve(env.SLIPWAY_ARTIFACTS_DIR ?? `${dataDir}/artifacts`),
+    edgePort: env.SLIPWAY_EDGE_PORT,
+    domain: env.SLIPWAY_DOMAIN,
+    publicEdgeUrl: env.SLIPWAY_PUBLIC_EDGE_URL,
+    publicApiUrl: env.SLIPWAY_PUBLIC_API_URL,
+    /** Where workers reach an edge for the health request that makes a deployment live. */
+    edgeInternalUrl: env.SLIPWAY_EDGE_INTERNAL_URL ?? `http://127.0.0.1:${env.SLIPWAY_EDGE_PORT}`,
+    encryptionKey: env.SLIPWAY_ENCRYPTION_KEY,
+    paymentSecret: env.SLIPWAY_PAYMENT_SECRET,
+    enterpriseRateLimit: env.SLIPWAY_ENTERPRISE_RATE_LIMIT,
+    buildTimeoutMs: env.SLIPWAY_BUILD_TIMEOUT,
+    buildConcurrency: env.SLIPWAY_BUILD_CONCURRENCY,
+    maxOutputBytes: env.SLIPWAY_MAX_OUTPUT_SIZE,
+    maxOutputFiles: env.SLIPWAY_MAX_OUTPUT_FILES,
+    workspacesDir: `${dataDir}/workspaces`,
+    jobLeaseMs: env.SLIPWAY_JOB_LEASE,
+    /** On shutdown, how long running jobs may finish before they are handed back to the queue. */
+    shutdownGraceMs: env.SLIPWAY_SHUTDOWN_GRACE,
+    /** How long a token lookup is reused (0: never); changes made through the service drop it at once. */
+    tokenCacheTtlMs: env.SLIPWAY_TOKEN_CACHE_TTL,
+    dnsServers: env.SLIPWAY_DNS_SERVERS?.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+    webhookAllowPrivate: env.SLIPWAY_WEBHOOK_ALLOW_PRIVATE,
+    /** The edge's HTTPS listener (custom domains, by SNI); undefined: none. */
+    edgeTlsPort: env.SLIPWAY_EDGE_TLS_PORT === undefined ? undefined : Number(env.SLIPWAY_EDGE_TLS_PORT),
+    /** ACME directory certificates are ordered from; undefined: self-signed certificates. */
+    acmeDirectory: env.SLIPWAY_ACME_DIRECTORY,
+    acmeEmail: env.SLIPWAY_ACME_EMAIL,
+    /** Extra CA to trust for the ACME server's own HTTPS (a test CA such as pebble's). */
+    acmeCaFile: env.SLIPWAY_ACME_CA_FILE,
+    /** How often production URLs are probed and alert rules evaluated. */
+    healthIntervalMs: env.SLIPWAY_HEALTH_INTERVAL,
+    /** How often the edge samples the CPU and memory of server apps. */
+    runtimeSampleIntervalMs: env.SLIPWAY_RUNTIME_SAMPLE_INTERVAL,
+    logLevel: env.LOG_LEVEL,
+  };
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/** Reads the environment; a bad value throws a ConfigError naming the variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = EnvSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => {
+      const name = String(i.path[0] ?? '');
+      return i.message.startsWith(name) ? i.message : `${name}: ${i.message}`;
+    });
+    throw new ConfigError(`Invalid configuration:\n  ${lines.join('\n  ')}`);
+  }
+  return toConfig(parsed.data);
+}
+
+/** Creates the data dir if needed and checks that it can be written. */
+export function ensureDataDir(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true });
+    accessSync(dir, constants.R_OK | constants.W_OK);
+  } catch (err) {
+    throw new ConfigError(
+      `SLIPWAY_DATA_DIR: cannot use "${dir}" as the data directory (${(err as Error).message}). ` +
+        'Point SLIPWAY_DATA_DIR at a directory this user can read and write.',
+    );
+  }
+}

@@ -1,0 +1,112 @@
+import type { ArtifactReader } from './artifact-reader.ts';
+import { createMaterializer } from './materialize.ts';
+import type { Target } from './resolve-host.ts';
+import type { RuntimeSupervisor } from './runtime.ts';
+
+export interface RuntimeLauncherOptions {
+  supervisor: Pick<RuntimeSupervisor, 'start' | 'stop' | 'portOf'>;
+  artifacts: ArtifactReader;
+  /** Where artifacts are written out to run (`<data dir>/runtimes`). */
+  runtimesDir: string;
+  /** The app's environment variables, decrypted: the project's for `target.environment`. */
+  env(target: Target): Promise<Record<string, string>>;
+  /** Stops an app that has had no request for this long (default 30 minutes; 0 never). */
+  idleStopMs?: number;
+  /** After a failed start, later requests fail at once for this long instead of retrying (default 10 s). */
+  retryAfterMs?: number;
+  now?: () => number;
+}
+
+export interface RuntimeLauncher {
+  /** The port of the deployment's running app, starting it first if needed. */
+  ensure(target: Target): Promise<number>;
+  /** Records a request, which keeps the app from being stopped as idle. */
+  touch(deploymentId: string): void;
+  /** Stops the idle timer (the supervisor's stopAll() ends the apps). */
+  close(): void;
+}
+
+/**
+ * Starts `node` deployments on their first request: writes the artifact out, then runs its start
+ * command under the supervisor with the project's variables. Every edge process can therefore
+ * serve any deployment, also after a restart, and apps nobody visits stop using memory.
+ */
+export function createRuntimeLauncher(opts: RuntimeLauncherOptions): RuntimeLauncher {
+  const { supervisor } = opts;
+  const now = opts.now ?? Date.now;
+  const idleStopMs = opts.idleStopMs ?? 30 * 60_000;
+  const retryAfterMs = opts.retryAfterMs ?? 10_000;
+  const materializer = createMaterializer(opts.artifacts, opts.runtimesDir);
+  const lastUsed = new Map<string, number>();
+  const failures = new Map<string, { at: number; error: Error }>();
+  /** Starts under way: concurrent first requests wait for the one start, not proxy to a port not yet open. */
+  const starting = new Map<string, Promise<number>>();
+
+  const launch = async (target: Target): Promise<number> => {
+    if (!target.startCommand) throw new Error(`deployment ${target.deploymentId} has no start command`);
+    if (!target.artifactId) throw new Error(`deployment ${target.deploymentId} has no artifact`);
+    const dir = await materializer.dirFor(target.artifactId);
+    const env = await opts.env(target);
+    // A shell runs it: start commands are written as shell lines (`npm start`, `node dist/server.js`).
+    const { port } = await supervisor.start(target.deploymentId, {
+      dir,
+      command: ['/bin/sh', '-c', target.startCommand],
+      env,
+    });
+    return port;
+  };
+
+  const timer =
+    idleStopMs > 0
+      ? setInterval(
+          () => {
+            const t = now();
+            for (const [id, at] of lastUsed) {
+              if (t - at < idleStopMs) continue;
+              lastUsed.delete(id);
+              void supervisor.stop(id);
+            }
+          },
+          Math.min(idleStopMs, 60_000),
+        )
+      : null;
+  timer?.unref();
+
+  return {
+    async ensure(target) {
+      const id = target.deploymentId;
+      const pending = starting.get(id);
+      if (pending) return pending;
+      const running = supervisor.portOf(id);
+      if (running !== undefined) {
+        if (lastUsed.has(id)) lastUsed.set(id, now());
+        return running;
+      }
+      const failed = failures.get(id);
+      if (failed && now() - failed.at < retryAfterMs) throw failed.error;
+      const start = launch(target).then(
+        (port) => {
+          failures.delete(id);
+          lastUsed.set(id, now());
+          return port;
+        },
+        (err: unknown) => {
+          failures.set(id, { at: now(), error: err instanceof Error ? err : new Error(String(err)) });
+          throw err;
+        },
+      );
+      starting.set(id, start);
+      try {
+        return await start;
+      } finally {
+        starting.delete(id);
+      }
+    },
+    touch(deploymentId) {
+      if (lastUsed.has(deploymentId)) lastUsed.set(deploymentId, now());
+    },
+    close() {
+      if (timer) clearInterval(timer);
+    },
+  };
+}

@@ -1,0 +1,250 @@
+import type { Kysely } from 'kysely';
+import { z } from 'zod';
+import type { Config } from '../config.ts';
+import type { Database, DeploymentsTable, ProjectsTable } from '../store/schema.ts';
+import { isSpaFramework } from './spa-frameworks.ts';
+
+/** deployments.runtime, written by the build: how the edge serves the deployment. */
+export const DeploymentRuntime = z.object({
+  /** `static`: files from the artifact; `node`: a server process started from the artifact. */
+  kind: z.enum(['static', 'node']),
+  /** Unknown extensionless paths answer `/index.html`. */
+  spa: z.boolean().optional(),
+  /** Shell command that starts a `node` app in the artifact's root. */
+  startCommand: z.string().min(1).optional(),
+});
+export type DeploymentRuntime = z.infer<typeof DeploymentRuntime>;
+
+/** What a request to a host serves. */
+export interface Target {
+  projectId: string;
+  deploymentId: string;
+  /** The artifact holding the deployment's files; a rollback's comes from the build it reuses. */
+  artifactId: string | null;
+  /** `static` (files) or `node` (a server process, never served as files: that would expose its source). */
+  kind: DeploymentRuntime['kind'];
+  /** Unknown extensionless paths fall back to `/index.html`. */
+  spa: boolean;
+  /** For `node`: the shell command that starts it. */
+  startCommand?: string;
+  /** Whose environment variables a `node` app runs with. */
+  environment: 'production' | 'preview';
+  /** Set when the deployment's server process runs: proxy to this port. */
+  runtime?: { port: number };
+}
+
+/** The outcome of looking a Host header up; everything but `target` is answered with a page. */
+export type Resolution =
+  | { kind: 'target'; target: Target }
+  | { kind: 'unknown' }
+  | { kind: 'suspended'; projectId: string }
+  | { kind: 'no-production'; projectId: string }
+  | {
+      kind: 'not-ready';
+      projectId: string;
+      deploymentId: string;
+      status: Exclude<DeploymentsTable['status'], 'live' | 'deploying'>;
+    };
+
+export interface HostResolver {
+  /** Resolves a raw Host header (any case, with or without a port). */
+  resolve(host: string | undefined): Promise<Resolution>;
+  /** Forgets every cached answer: call it after a production switch so it applies at once. */
+  invalidate(): void;
+}
+
+export interface ResolverDeps {
+  db: Kysely<Database>;
+  config: Pick<Config, 'domain' | 'publicEdgeUrl'>;
+}
+
+export interface ResolverOptions {
+  /** How long an answer is reused, in ms (default 1000): the delay other processes see changes. */
+  ttlMs?: number;
+  /** The port of a deployment's running server process, if any (the runtime supervisor's). */
+  runtimePort?: (deploymentId: string) => number | undefined;
+  /** Milliseconds clock, injected for tests. */
+  now?: () => number;
+  /** Most hosts kept in the cache. */
+  maxEntries?: number;
+}
+
+/** `Example.COM:3001` -> `example.com`; `[::1]:3001` -> `[::1]`; a trailing dot is dropped. */
+export function normalizeHost(raw: string | undefined): string {
+  let host = (raw ?? '').trim().toLowerCase();
+  if (host.startsWith('[')) {
+    const close = host.indexOf(']');
+    host = close === -1 ? host : host.slice(0, close + 1);
+  } else {
+    const colon = host.indexOf(':');
+    if (colon !== -1) host = host.slice(0, colon);
+  }
+  return host.endsWith('.') ? host.slice(0, -1) : host;
+}
+
+type ProjectCols = Pick<
+  ProjectsTable,
+  'id' | 'status' | 'framework' | 'production_deployment_id' | 'deleted_at'
+>;
+
+/**
+ * Parses deployments.runtime. A value that does not parse is an error (the request gets a 500
+ * page), never a guess: guessing `static` for a server app would publish its source.
+ */
+function parseRuntime(deploymentId: string, text: string | null): DeploymentRuntime | null {
+  if (text === null) return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    value = undefined;
+  }
+  const parsed = DeploymentRuntime.safeParse(value);
+  if (!parsed.success) throw new Error(`deployment ${deploymentId} has an invalid runtime: ${text}`);
+  return parsed.data;
+}
+
+export function createHostResolver(deps: ResolverDeps, opts: ResolverOptions = {}): HostResolver {
+  const ttlMs = opts.ttlMs ?? 1000;
+  const now = opts.now ?? Date.now;
+  const maxEntries = opts.maxEntries ?? 10_000;
+  const suffixes = [deps.config.domain];
+  if (deps.config.publicEdgeUrl) suffixes.push(new URL(deps.config.publicEdgeUrl).hostname.toLowerCase());
+  const cache = new Map<string, { at: number; value: Promise<Resolution> }>();
+  const { db } = deps;
+
+  /** The single label left of a service domain, or null: `web.localhost` -> `web`. */
+  const labelOf = (host: string): string | null => {
+    for (const suffix of suffixes) {
+      if (!host.endsWith(`.${suffix}`)) continue;
+      const label = host.slice(0, -(suffix.length + 1));
+      if (label && !label.includes('.')) return label;
+    }
+    return null;
+  };
+
+  const deploymentQuery = () =>
+    db
+      .selectFrom('deployments as d')
+      .leftJoin('deployments as src', 'src.id', 'd.source_deployment_id')
+      .select([
+        'd.id',
+        'd.project_id',
+        'd.status',
+        'd.target',
+        'd.artifact_id',
+        'd.runtime',
+        'src.artifact_id as source_artifact_id',
+        'src.runtime as source_runtime',
+      ]);
+
+  const toTarget = (
+    d: {
+      id: string;
+      project_id: string;
+      target: DeploymentsTable['target'];
+      artifact_id: string | null;
+      runtime: string | null;
+      source_artifact_id: string | null;
+      source_runtime: string | null;
+    },
+    framework: string | null,
+  ): Resolution => {
+    // A rollback reuses its source's build, and with it how that build is served.
+    const own = d.artifact_id !== null;
+    const runtime = parseRuntime(d.id, own ? d.runtime : (d.runtime ?? d.source_runtime));
+    return {
+      kind: 'target',
+      target: {
+        projectId: d.project_id,
+        deploymentId: d.id,
+        artifactId: own ? d.artifact_id : d.source_artifact_id,
+        kind: runtime?.kind ?? 'static',
+        // Deployments built before the runtime column existed: judge by the project's framework.
+        spa: runtime ? (runtime.spa ?? false) : isSpaFramework(framework),
+        ...(runtime?.startCommand ? { startCommand: runtime.startCommand } : {}),
+        environment: d.target,
+      },
+    };
+  };
+
+  /** A project's production: its current production deployment, whatever its URL. */
+  const production = async (p: ProjectCols): Promise<Resolution> => {
+    if (p.deleted_at !== null || p.status === 'deleted') return { kind: 'unknown' };
+    if (p.status === 'suspended') return { kind: 'suspended', projectId: p.id };
+    if (!p.production_deployment_id) return { kind: 'no-production', projectId: p.id };
+    const d = await deploymentQuery().where('d.id', '=', p.production_deployment_id).executeTakeFirst();
+    if (!d) return { kind: 'no-production', projectId: p.id };
+    return toTarget(d, p.framework);
+  };
+
+  const lookup = async (host: string): Promise<Resolution> => {
+    const label = labelOf(host);
+    if (label) {
+      const d = await deploymentQuery()
+        .innerJoin('projects as p', 'p.id', 'd.project_id')
+        .select(['p.status as project_status', 'p.framework', 'p.deleted_at'])
+        .where('d.host', '=', label)
+        .executeTakeFirst();
+      if (d) {
+        if (d.deleted_at !== null || d.project_status === 'deleted') return { kind: 'unknown' };
+        if (d.project_status === 'suspended') return { kind: 'suspended', projectId: d.project_id };
+        // `deploying` is served too: the builder's health check reaches the deployment by its URL.
+        if (d.status === 'live' || d.status === 'deploying') return toTarget(d, d.framework);
+        return { kind: 'not-ready', projectId: d.project_id, deploymentId: d.id, status: d.status };
+      }
+      const p = await db
+        .selectFrom('projects')
+        .select(['id', 'status', 'framework', 'production_deployment_id', 'deleted_at'])
+        .where('production_host', '=', label)
+        .where('deleted_at', 'is', null)
+        .executeTakeFirst();
+      if (p) return production(p);
+    }
+    const domain = await db
+      .selectFrom('domains')
+      .innerJoin('projects', 'projects.id', 'domains.project_id')
+      .select([
+        'projects.id',
+        'projects.status',
+        'projects.framework',
+        'projects.production_deployment_id',
+        'projects.deleted_at',
+      ])
+      .where('domains.domain', '=', host)
+      .where('domains.status', '=', 'verified')
+      .executeTakeFirst();
+    return domain ? production(domain) : { kind: 'unknown' };
+  };
+
+  const cached = (host: string): Promise<Resolution> => {
+    const t = now();
+    const hit = cache.get(host);
+    if (hit && t - hit.at < ttlMs) return hit.value;
+    const value = lookup(host);
+    // Concurrent requests for one host share the look-up; a failed one is not remembered.
+    cache.set(host, { at: t, value });
+    value.catch(() => {
+      if (cache.get(host)?.value === value) cache.delete(host);
+    });
+    if (cache.size > maxEntries) {
+      for (const [k, v] of cache) if (t - v.at >= ttlMs) cache.delete(k);
+      if (cache.size > maxEntries) cache.delete(cache.keys().next().value!);
+    }
+    return value;
+  };
+
+  return {
+    async resolve(rawHost) {
+      const host = normalizeHost(rawHost);
+      if (!host) return { kind: 'unknown' };
+      const r = await cached(host);
+      if (r.kind !== 'target') return r;
+      const port = opts.runtimePort?.(r.target.deploymentId);
+      return port === undefined ? r : { kind: 'target', target: { ...r.target, runtime: { port } } };
+    },
+    invalidate() {
+      cache.clear();
+    },
+  };
+}

@@ -1,0 +1,292 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { findFreePort, isAccepting } from './free-port.ts';
+
+/** How to run a deployment's server process. */
+export interface RuntimeSpec {
+  /** Working directory: the deployment's files. */
+  dir: string;
+  /** argv, e.g. `['node', 'server.js']` or `['npm', 'start']`; run without a shell. */
+  command: string[];
+  /** The deployment's environment variables (PORT is set by the supervisor). */
+  env: Record<string, string>;
+}
+
+/** Where a line came from: the app's stdout or stderr, or the supervisor itself. */
+export type RuntimeStream = 'stdout' | 'stderr' | 'supervisor';
+
+export interface RuntimeSupervisorOptions {
+  /** Receives every output line, for the deployment's `runtime` log. Must not throw. */
+  log(deploymentId: string, line: string, stream: RuntimeStream): void;
+  /** Ports to use, inclusive; default: any free port the kernel picks. */
+  portRange?: readonly [number, number];
+  /** How long a start may take to accept TCP connections (default 30 s). */
+  startTimeoutMs?: number;
+  /** How long a process gets between SIGTERM and SIGKILL (default 5 s). */
+  stopTimeoutMs?: number;
+  /** Restart delays: doubling from `initialMs` to `maxMs`, back to `initialMs` after `resetAfterMs` up. */
+  backoff?: { initialMs?: number; maxMs?: number; resetAfterMs?: number };
+  /**
+   * The variables every app gets before its own. Default: PATH, HOME, LANG and TZ of this process
+   * and NODE_ENV=production; the server's own secrets (database URL, encryption key) never leak in.
+   */
+  baseEnv?: Record<string, string>;
+}
+
+export interface RuntimeStatus {
+  state: 'starting' | 'running' | 'restarting';
+  port: number;
+  pid: number | undefined;
+  /** Restarts after crashes since start(). */
+  restarts: number;
+}
+
+export interface RuntimeSupervisor {
+  /** Starts the process and resolves once it accepts connections; a running one is reused. */
+  start(deploymentId: string, spec: RuntimeSpec): Promise<{ port: number }>;
+  /** Stops the process (SIGTERM, then SIGKILL) and forgets it. */
+  stop(deploymentId: string): Promise<void>;
+  stopAll(): Promise<void>;
+  /**
+   * The port of a supervised deployment, also while it starts or restarts (the proxy then answers
+   * 502): a supervised deployment is never served as static files, which would expose its source.
+   */
+  portOf(deploymentId: string): number | undefined;
+  status(deploymentId: string): RuntimeStatus | undefined;
+}
+
+interface Supervised {
+  id: string;
+  spec: RuntimeSpec;
+  port: number;
+  state: RuntimeStatus['state'];
+  child: ChildProcess | null;
+  exited: Promise<void>;
+  startedAt: number;
+  restarts: number;
+  delayMs: number;
+  timer: NodeJS.Timeout | null;
+  stopping: boolean;
+  ready: Promise<{ port: number }>;
+}
+
+const MAX_LINE = 8192;
+
+function defaultBaseEnv(): Record<string, string> {
+  const env: Record<string, string> = { NODE_ENV: 'production' };
+  for (const key of ['PATH', 'HOME', 'LANG', 'TZ']) {
+    const value = process.env[key];
+    if (value !== undefined) env[key] = value;
+  }
+  return env;
+}
+
+/** Runs deployments' server processes on 127.0.0.1 and keeps them up. */
+export function createRuntimeSupervisor(opts: RuntimeSupervisorOptions): RuntimeSupervisor {
+  const startTimeoutMs = opts.startTimeoutMs ?? 30_000;
+  const stopTimeoutMs = opts.stopTimeoutMs ?? 5000;
+  const initialMs = opts.backoff?.initialMs ?? 1000;
+  const maxMs = opts.backoff?.maxMs ?? 30_000;
+  const resetAfterMs = opts.backoff?.resetAfterMs ?? 30_000;
+  const baseEnv = opts.baseEnv ?? defaultBaseEnv();
+  const running = new Map<string, Supervised>();
+
+  const say = (s: Supervised, line: string) => safeLog(s.id, `[slipway] ${line}`, 'supervisor');
+  const safeLog = (id: string, line: string, stream: RuntimeStream) => {
+    try {
+      opts.log(id, line.length > MAX_LINE ? `${line.slice(0, MAX_LINE)}…` : line, stream);
+    } catch {
+      // A failing log sink must not take the app down with it.
+    }
+  };
+  const usedPorts = () => new Set([...running.values()].map((s) => s.port));
+
+  /** Spawns the process on s.port; s.exited settles when it is gone, for any reason. */
+  function spawnChild(s: Supervised): void {
+    const [cmd, ...args] = s.spec.command;
+    let child: ChildProcess;
+    try {
+      child = spawn(cmd!, args, {
+        cwd: s.spec.dir,
+        env: { ...baseEnv, ...s.spec.env, PORT: String(s.port) },
+        stdio: ['ignore', 'pipe', 'pipe'],
+        // Its own process group, so that stop() also ends what `npm start` or a shell spawned.
+        detached: true,
+      });
+    } catch (err) {
+      s.child = null;
+      s.exited = Promise.resolve();
+      say(s, `could not start ${s.spec.command.join(' ')}: ${(err as Error).message}`);
+      queueMicrotask(() => onExit(s, null, null));
+      return;
+    }
+    s.child = child;
+    s.startedAt = Date.now();
+    for (const [stream, name] of [
+      [child.stdout, 'stdout'],
+      [child.stderr, 'stderr'],
+    ] as const) {
+      if (stream)
+        createInterface({ input: stream, crlfDelay: Infinity }).on('line', (l) => safeLog(s.id, l, name));
+    }
+    s.exited = new Promise((resolve) => {
+      let done = false;
+      const finish = (code: number | null, signal: NodeJS.Signals | null) => {
+        if (done) return;
+        done = true;
+        resolve();
+        if (s.child === child) onExit(s, code, signal);
+      };
+      child.once('exit', finish);
+      child.once('error', (err) => {
+        say(s, `could not start ${s.spec.command.join(' ')}: ${err.message}`);
+        finish(null, null);
+      });
+    });
+  }
+
+  function onExit(s: Supervised, code: number | null, signal: NodeJS.Signals | null): void {
+    s.child = null;
+    if (s.stopping || running.get(s.id) !== s) return;
+    const how = signal ? `was killed by ${signal}` : `exited with code ${code ?? 'unknown'}`;
+    // While starting, start() reports the failure; only a process that was up is restarted.
+    if (s.state === 'starting') {
+      say(s, `process ${how} before it listened on port ${s.port}`);
+      return;
+    }
+    s.delayMs = Date.now() - s.startedAt >= resetAfterMs ? initialMs : Math.min(s.delayMs * 2, maxMs);
+    s.state = 'restarting';
+    say(s, `process ${how}; restarting in ${Math.round(s.delayMs / 100) / 10}s`);
+    s.timer = setTimeout(() => void restart(s), s.delayMs);
+    s.timer.unref();
+  }
+
+  async function restart(s: Supervised): Promise<void> {
+    s.timer = null;
+    if (s.stopping) return;
+    s.restarts++;
+    // Keep the port when it is still free; the proxy reads it live, so a new one also works.
+    const others = new Set([...usedPorts()].filter((p) => p !== s.port));
+    s.port = await findFreePort([s.port, s.port]).catch(() => findFreePort(opts.portRange, others));
+    if (s.stopping) return;
+    say(s, `restarting (restart ${s.restarts}) on port ${s.port}`);
+    spawnChild(s);
+    void waitUntilAccepting(s, startTimeoutMs).then((ok) => {
+      if (ok && s.state === 'restarting' && s.child) s.state = 'running';
+    });
+  }
+
+  /** Polls until the port accepts connections, the process exits, or time runs out. */
+  async function waitUntilAccepting(s: Supervised, timeoutMs: number): Promise<boolean> {
+    const child = s.child;
+    const deadline = Date.now() + timeoutMs;
+    let gone = false;
+    void s.exited.then(() => {
+      gone = true;
+    });
+    while (Date.now() < deadline && !gone && !s.stopping && s.child === child) {
+      if (await isAccepting(s.port, 500)) return !gone;
+      await sleep(50);
+    }
+    return false;
+  }
+
+  /** Signals the process group of `pid`; the lone process when the group cannot be signalled. */
+  function sendSignal(pid: number, sig: NodeJS.Signals, groupOnly = false): void {
+    try {
+      process.kill(-pid, sig);
+    } catch {
+      if (groupOnly) return;
+      try {
+        process.kill(pid, sig);
+      } catch {
+        // Already gone.
+      }
+    }
+  }
+
+  async function terminate(s: Supervised): Promise<void> {
+    s.stopping = true;
+    if (s.timer) clearTimeout(s.timer);
+    s.timer = null;
+    const pid = s.child?.pid;
+    if (pid === undefined) return;
+    const exited = s.exited;
+    sendSignal(pid, 'SIGTERM');
+    const killer = setTimeout(() => sendSignal(pid, 'SIGKILL'), stopTimeoutMs);
+    await exited;
+    clearTimeout(killer);
+    // What the process spawned (npm's node, a shell's command) may outlive it: end its group too.
+    // Only the group: the lone pid may already belong to an unrelated process.
+    sendSignal(pid, 'SIGKILL', true);
+  }
+
+  async function begin(deploymentId: string, spec: RuntimeSpec): Promise<{ port: number }> {
+    if (spec.command.length === 0) throw new Error('the runtime command is empty');
+    const s = running.get(deploymentId)!;
+    s.port = await findFreePort(opts.portRange, usedPorts());
+    if (s.stopping) throw new Error(`deployment ${deploymentId} was stopped while starting`);
+    say(s, `starting ${spec.command.join(' ')} on port ${s.port}`);
+    spawnChild(s);
+    if (await waitUntilAccepting(s, startTimeoutMs)) {
+      s.state = 'running';
+      say(s, `listening on port ${s.port}`);
+      return { port: s.port };
+    }
+    const why = s.stopping
+      ? 'it was stopped'
+      : s.child
+        ? `it did not accept connections on port ${s.port} within ${startTimeoutMs / 1000}s (it must listen on process.env.PORT)`
+        : 'the process exited (see the runtime log)';
+    if (running.get(deploymentId) === s) running.delete(deploymentId);
+    await terminate(s);
+    throw new Error(`The app of deployment ${deploymentId} did not start: ${why}.`);
+  }
+
+  async function stop(deploymentId: string): Promise<void> {
+    const s = running.get(deploymentId);
+    if (!s) return;
+    running.delete(deploymentId);
+    await terminate(s);
+    say(s, 'stopped');
+  }
+
+  return {
+    start(deploymentId, spec) {
+      const existing = running.get(deploymentId);
+      if (existing) return existing.ready;
+      const s: Supervised = {
+        id: deploymentId,
+        spec,
+        port: 0,
+        state: 'starting',
+        child: null,
+        exited: Promise.resolve(),
+        startedAt: Date.now(),
+        restarts: 0,
+        delayMs: initialMs / 2,
+        timer: null,
+        stopping: false,
+        ready: Promise.resolve({ port: 0 }),
+      };
+      running.set(deploymentId, s);
+      s.ready = begin(deploymentId, spec);
+      // A caller that never awaits must not produce an unhandled rejection.
+      s.ready.catch(() => undefined);
+      return s.ready;
+    },
+    stop,
+    async stopAll() {
+      await Promise.all([...running.keys()].map(stop));
+    },
+    portOf(deploymentId) {
+      const s = running.get(deploymentId);
+      return s && s.port > 0 ? s.port : undefined;
+    },
+    status(deploymentId) {
+      const s = running.get(deploymentId);
+      return s ? { state: s.state, port: s.port, pid: s.child?.pid, restarts: s.restarts } : undefined;
+    },
+  };
+}

@@ -1,0 +1,236 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { performance } from 'node:perf_hooks';
+import { createArtifactReader } from './artifact-reader.ts';
+import { createCompressedCache } from './compression.ts';
+import { sendPage } from './pages.ts';
+import { createProxy, refuseUpgrade } from './proxy.ts';
+import { normalizeHost, type HostResolver, type Resolution, type Target } from './resolve-host.ts';
+import type { RuntimeLauncher } from './launcher.ts';
+import type { RuntimeSupervisor } from './runtime.ts';
+import { createStaticServer, type ByteCounter } from './static.ts';
+import { challengeTokenOf } from '../certificates/challenge-store.ts';
+
+/** One answered request, for traffic metrics. */
+export interface RequestRecord {
+  /** null when the host matched no project. */
+  projectId: string | null;
+  deploymentId: string | null;
+  /** The Host header, lowercased and without port. */
+  host: string;
+  status: number;
+  /** From the request's arrival until its response finished or the client left. */
+  durationMs: number;
+  /** Body bytes sent. */
+  bytes: number;
+}
+
+export interface EdgeServerOptions {
+  resolver: HostResolver;
+  /** The artifact store's root directory (config.artifactsDir). */
+  artifactsRoot: string;
+  /** Runs server apps; deployments it supervises are proxied to instead of served as files. */
+  supervisor?: Pick<RuntimeSupervisor, 'portOf'>;
+  /** Starts `node` deployments on demand; without it they answer 503 unless already supervised. */
+  launcher?: Pick<RuntimeLauncher, 'ensure' | 'touch'>;
+  /** Called once per response, synchronously: keep it cheap (push to a buffer). */
+  onRequest?: (record: RequestRecord) => void;
+  /** Unexpected failures (the client gets a 500 page). */
+  onError?: (err: unknown, req: IncomingMessage) => void;
+  /**
+   * Answers ACME HTTP-01 challenges: the key authorization of a token, or null to serve the path
+   * as usual. Such requests belong to no project and are not recorded.
+   */
+  acmeChallenge?: (token: string) => Promise<string | null>;
+}
+
+export const DEPLOYMENT_HEADER = 'X-Slipway-Deployment';
+
+function idsOf(r: Resolution): { projectId: string | null; deploymentId: string | null } {
+  switch (r.kind) {
+    case 'target':
+      return { projectId: r.target.projectId, deploymentId: r.target.deploymentId };
+    case 'not-ready':
+      return { projectId: r.projectId, deploymentId: r.deploymentId };
+    case 'unknown':
+      return { projectId: null, deploymentId: null };
+    default:
+      return { projectId: r.projectId, deploymentId: null };
+  }
+}
+
+/** The edge: a plain node:http server that serves every deployment by its Host header. */
+export function createEdgeServer(opts: EdgeServerOptions): Server {
+  const artifacts = createArtifactReader(opts.artifactsRoot);
+  const files = createStaticServer({ artifacts, compressed: createCompressedCache(opts.artifactsRoot) });
+  const proxy = createProxy();
+
+  async function answer(
+    req: IncomingMessage,
+    res: ServerResponse,
+    host: string,
+    r: Resolution,
+    counter: ByteCounter,
+  ): Promise<void> {
+    const page = (status: number, title: string, message: string, headers?: Record<string, string>) => {
+      counter.bytes += sendPage(req, res, status, title, message, headers);
+    };
+    switch (r.kind) {
+      case 'unknown':
+        return host
+          ? page(
+              404,
+              'Unknown host',
+              `Nothing is deployed at ${host}. Check the URL; for a custom domain, check that it is added to a project and verified.`,
+            )
+          : page(404, 'Unknown host', 'The request has no Host header, so there is no deployment to serve.');
+      case 'suspended':
+        return page(
+          503,
+          'Project suspended',
+          `The project served at ${host} is suspended. Its owner can resume it with "slipway project resume".`,
+        );
+      case 'no-production':
+        return page(
+          404,
+          'No production deployment yet',
+          `The project served at ${host} has no live production deployment yet. Deploy its production branch to publish it.`,
+        );
+      case 'not-ready':
+        return r.status === 'failed'
+          ? page(
+              404,
+              'Deployment failed',
+              `Deployment ${r.deploymentId} failed, so there is nothing to serve here. Its build log says why.`,
+            )
+          : page(
+              503,
+              'Deployment is building',
+              `Deployment ${r.deploymentId} is ${r.status}. This page will serve it once it is live.`,
+              { 'Retry-After': '5' },
+            );
+      case 'target': {
+        const app = await appPort(r.target, req);
+        if (typeof app === 'number') return proxy.forward(req, res, app, counter);
+        if (app === 'start-failed') {
+          return page(
+            502,
+            'The app could not start',
+            `Deployment ${r.target.deploymentId} could not start its server process. Its runtime log says why.`,
+            { 'Retry-After': '10' },
+          );
+        }
+        if (app === 'not-running') {
+          return page(
+            503,
+            'The app is not running',
+            `Deployment ${r.target.deploymentId} runs a server process, which is not running on this edge. Try again in a few seconds.`,
+            { 'Retry-After': '5' },
+          );
+        }
+        return files.serve(req, res, r.target, counter);
+      }
+    }
+  }
+
+  /**
+   * Where a target's server process listens (started on demand when there is a launcher), or why
+   * there is none: `static` means serve files. A `node` deployment never falls back to its files:
+   * they are its source, secrets and all.
+   */
+  async function appPort(
+    target: Target,
+    req: IncomingMessage,
+  ): Promise<number | 'static' | 'not-running' | 'start-failed'> {
+    if (target.kind === 'node' && opts.launcher) {
+      try {
+        const port = await opts.launcher.ensure(target);
+        opts.launcher.touch(target.deploymentId);
+        return port;
+      } catch (err) {
+        opts.onError?.(err, req);
+        return 'start-failed';
+      }
+    }
+    const port = target.runtime?.port ?? opts.supervisor?.portOf(target.deploymentId);
+    if (port !== undefined) return port;
+    return target.kind === 'node' ? 'not-running' : 'static';
+  }
+
+  const server = createServer((req, res) => {
+    const token = opts.acmeChallenge ? challengeTokenOf(req.url) : null;
+    if (!token || !opts.acmeChallenge) return serve(req, res);
+    opts.acmeChallenge(token).then(
+      (answer) => {
+        if (answer === null) return serve(req, res);
+        res.writeHead(200, { 'content-type': 'text/plain', 'cache-control': 'no-store' });
+        res.end(answer);
+      },
+      (err: unknown) => {
+        opts.onError?.(err, req);
+        serve(req, res);
+      },
+    );
+  });
+
+  function serve(req: IncomingMessage, res: ServerResponse): void {
+    const started = performance.now();
+    const counter: ByteCounter = { bytes: 0 };
+    const host = normalizeHost(req.headers.host);
+    let projectId: string | null = null;
+    let deploymentId: string | null = null;
+    if (opts.onRequest) {
+      const report = opts.onRequest;
+      res.once('close', () => {
+        try {
+          report({
+            projectId,
+            deploymentId,
+            host,
+            status: res.statusCode,
+            durationMs: performance.now() - started,
+            bytes: counter.bytes,
+          });
+        } catch {
+          // Metrics must never break serving.
+        }
+      });
+    }
+    opts.resolver
+      .resolve(req.headers.host)
+      .then((r) => {
+        ({ projectId, deploymentId } = idsOf(r));
+        if (deploymentId) res.setHeader(DEPLOYMENT_HEADER, deploymentId);
+        return answer(req, res, host, r, counter);
+      })
+      .catch((err: unknown) => {
+        opts.onError?.(err, req);
+        if (res.headersSent) res.destroy();
+        else
+          counter.bytes += sendPage(
+            req,
+            res,
+            500,
+            'Edge error',
+            'The edge could not serve this request. Try again; if it persists, check the server log.',
+          );
+      });
+  }
+  // WebSocket and other upgrades reach server apps only; anything else is refused plainly.
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    socket.on('error', () => socket.destroy());
+    opts.resolver
+      .resolve(req.headers.host)
+      .then(async (r) => {
+        const app = r.kind === 'target' ? await appPort(r.target, req) : 'static';
+        if (typeof app === 'number') return proxy.forwardUpgrade(req, socket, head, app);
+        refuseUpgrade(socket, app === 'static' ? 404 : 502);
+      })
+      .catch((err: unknown) => {
+        opts.onError?.(err, req);
+        refuseUpgrade(socket, 500);
+      });
+  });
+  server.on('close', () => proxy.close());
+  return server;
+}

@@ -1,0 +1,280 @@
+import { open, type FileHandle } from 'node:fs/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { pipeline } from 'node:stream/promises';
+import type { ArtifactReader, Manifest, ManifestFile } from './artifact-reader.ts';
+import { createBlobCache, type BlobCache } from './blob-cache.ts';
+import { cacheControlFor, REVALIDATE } from './cache-control.ts';
+import {
+  MAX_COMPRESS_BYTES,
+  MIN_COMPRESS_BYTES,
+  negotiateEncoding,
+  type CompressedCache,
+} from './compression.ts';
+import { contentTypeOf, extensionOf } from './content-types.ts';
+import { sendPage } from './pages.ts';
+import { parseRange } from './range.ts';
+import type { Target } from './resolve-host.ts';
+
+/** Counts the body bytes a response sent, for traffic metrics. */
+export interface ByteCounter {
+  bytes: number;
+}
+
+/** The manifest entry a request path serves, and with which status. */
+export interface Match {
+  path: string;
+  file: ManifestFile;
+  status: 200 | 404;
+}
+
+/**
+ * Maps a decoded request path to a file of the manifest: `/` -> `/index.html`, `/about` ->
+ * `/about.html` or `/about/index.html`; then, for single-page apps, an extensionless path falls
+ * back to `/index.html`; otherwise the app's own `/404.html` answers 404. Only manifest keys can
+ * ever match, which is what keeps `..` and friends from reaching the disk.
+ */
+export function matchPath(manifest: Manifest, path: string, spa: boolean): Match | null {
+  const files = manifest.files;
+  const candidates = path.endsWith('/')
+    ? [`${path}index.html`, ...(path === '/' ? [] : [`${path.slice(0, -1)}.html`])]
+    : [path, `${path}.html`, `${path}/index.html`];
+  for (const c of candidates) {
+    const file = Object.hasOwn(files, c) ? files[c] : undefined;
+    if (file) return { path: c, file, status: 200 };
+  }
+  if (spa && extensionOf(path) === '' && files['/index.html']) {
+    return { path: '/index.html', file: files['/index.html'], status: 200 };
+  }
+  if (files['/404.html']) return { path: '/404.html', file: files['/404.html'], status: 404 };
+  return null;
+}
+
+/** The path of a request URL, percent-decoded; null when it cannot be decoded. */
+export function requestPath(url: string | undefined): string | null {
+  let raw = url ?? '/';
+  if (!raw.startsWith('/')) {
+    // Absolute-form (`GET http://host/path`), which proxies send.
+    try {
+      raw = new URL(raw).pathname;
+    } catch {
+      return null;
+    }
+  }
+  const end = raw.search(/[?#]/);
+  if (end !== -1) raw = raw.slice(0, end);
+  try {
+    const path = decodeURIComponent(raw);
+    return path.includes('\0') ? null : path;
+  } catch {
+    return null;
+  }
+}
+
+const etagMatches = (header: string | undefined, hash: string): boolean =>
+  !!header &&
+  header.split(',').some((tag) => {
+    const t = tag.trim();
+    return t === '*' || t.replace(/^W\//, '') === `"${hash}"`;
+  });
+
+export interface StaticServerOptions {
+  artifacts: ArtifactReader;
+  compressed: CompressedCache;
+  /** Small blobs kept in memory; default 64 MiB of files up to 256 KiB. */
+  blobs?: BlobCache;
+}
+
+/** Serves a deployment's files from its artifact. */
+export function createStaticServer(opts: StaticServerOptions) {
+  const { artifacts, compressed } = opts;
+  const blobs = opts.blobs ?? createBlobCache();
+
+  async function sendFile(
+    req: IncomingMessage,
+    res: ServerResponse,
+    match: Match,
+    manifest: Manifest,
+    counter: ByteCounter,
+  ): Promise<void> {
+    const { file, status } = match;
+    const type = contentTypeOf(match.path);
+    const lastModified = new Date(manifest.createdAt);
+    const headers: Record<string, string | number> = {
+      'Content-Type': type.type,
+      ETag: `"${file.hash}"`,
+      'Cache-Control': status === 200 ? cacheControlFor(match.path) : REVALIDATE,
+    };
+    if (!Number.isNaN(lastModified.getTime())) headers['Last-Modified'] = lastModified.toUTCString();
+    const compressible =
+      type.compressible && file.size >= MIN_COMPRESS_BYTES && file.size <= MAX_COMPRESS_BYTES;
+    if (compressible) headers.Vary = 'Accept-Encoding';
+
+    if (status === 200 && isNotModified(req, file.hash, lastModified)) {
+      res.writeHead(304, headers);
+      res.end();
+      return;
+    }
+
+    const blob = artifacts.blobPath(file.hash);
+    let start = 0;
+    let end = file.size - 1;
+    let sendPath = blob;
+    let sendSize = file.size;
+    let length = file.size;
+    let code: number = status;
+    if (status === 200) {
+      headers['Accept-Ranges'] = 'bytes';
+      const range = rangeFor(req, file.hash, lastModified, file.size);
+      if (range === 'unsatisfiable') {
+        res.writeHead(416, { ...headers, 'Content-Range': `bytes */${file.size}`, 'Content-Length': 0 });
+        res.end();
+        return;
+      }
+      if (range) {
+        ({ start, end } = range);
+        length = end - start + 1;
+        code = 206;
+        headers['Content-Range'] = `bytes ${start}-${end}/${file.size}`;
+      }
+    }
+    // Ranges address the identity bytes, so only whole responses are compressed.
+    const encoding = code !== 206 && compressible ? negotiateEncoding(req.headers['accept-encoding']) : null;
+    if (encoding) {
+      // Compression is an optimisation: when it fails (source missing, disk full) send the original.
+      const copy = await compressed.get(file.hash, blob, file.size, encoding).catch(() => null);
+      if (copy) {
+        sendPath = copy.path;
+        sendSize = copy.size;
+        start = 0;
+        end = copy.size - 1;
+        length = copy.size;
+        headers['Content-Encoding'] = encoding;
+        // Weak: the bytes differ from the identity representation that the strong tag names.
+        headers.ETag = `W/"${file.hash}"`;
+      }
+    }
+
+    const missing = () => {
+      counter.bytes += sendPage(
+        req,
+        res,
+        500,
+        'Deployment files are incomplete',
+        `The file ${match.path} is listed in this deployment's artifact but missing from the artifact store. Redeploy to rebuild it.`,
+      );
+    };
+    const isMissing = (err: unknown) => (err as NodeJS.ErrnoException).code === 'ENOENT';
+    headers['Content-Length'] = length;
+
+    // Small files come from memory: most of a site's requests, without a file handle each.
+    if (sendSize <= blobs.maxEntryBytes) {
+      let bytes: Buffer;
+      try {
+        bytes = await blobs.read(sendPath);
+      } catch (err) {
+        if (!isMissing(err)) throw err;
+        return missing();
+      }
+      res.writeHead(code, headers);
+      if (req.method === 'HEAD') {
+        res.end();
+        return;
+      }
+      const body = start === 0 && end === bytes.length - 1 ? bytes : bytes.subarray(start, end + 1);
+      counter.bytes += body.length;
+      res.end(body);
+      return;
+    }
+
+    let handle: FileHandle;
+    try {
+      handle = await open(sendPath, 'r');
+    } catch (err) {
+      if (!isMissing(err)) throw err;
+      return missing();
+    }
+    res.writeHead(code, headers);
+    if (req.method === 'HEAD') {
+      await handle.close();
+      res.end();
+      return;
+    }
+    const stream = handle.createReadStream({ start, end, autoClose: true });
+    stream.on('data', (chunk: string | Buffer) => {
+      counter.bytes += chunk.length;
+    });
+    try {
+      await pipeline(stream, res);
+    } catch {
+      // The client went away mid-body; the socket is already closed and there is nothing to answer.
+    }
+  }
+
+  return {
+    /** Answers a request for a static target; never throws for a client's mistake. */
+    async serve(req: IncomingMessage, res: ServerResponse, target: Target, counter: ByteCounter) {
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        counter.bytes += sendPage(
+          req,
+          res,
+          405,
+          'Method not allowed',
+          `This deployment serves static files, which answer GET and HEAD only, not ${req.method}.`,
+          { Allow: 'GET, HEAD' },
+        );
+        return;
+      }
+      const manifest = target.artifactId ? await artifacts.manifest(target.artifactId) : null;
+      if (!manifest) {
+        counter.bytes += sendPage(
+          req,
+          res,
+          503,
+          'Deployment files not available',
+          'This deployment has no files in the artifact store yet. Try again in a few seconds; if it persists, redeploy.',
+          { 'Retry-After': '5' },
+        );
+        return;
+      }
+      const path = requestPath(req.url);
+      if (path === null) {
+        counter.bytes += sendPage(
+          req,
+          res,
+          400,
+          'Bad request',
+          'The request path is not valid percent-encoding.',
+        );
+        return;
+      }
+      const match = matchPath(manifest, path, target.spa);
+      if (!match) {
+        counter.bytes += sendPage(req, res, 404, 'Page not found', `This deployment has no page at ${path}.`);
+        return;
+      }
+      await sendFile(req, res, match, manifest, counter);
+    },
+  };
+}
+
+function isNotModified(req: IncomingMessage, hash: string, lastModified: Date): boolean {
+  const inm = req.headers['if-none-match'];
+  // If-None-Match wins over If-Modified-Since (RFC 9110 13.2.2).
+  if (inm !== undefined) return etagMatches(inm, hash);
+  const ims = req.headers['if-modified-since'];
+  if (!ims || Number.isNaN(lastModified.getTime())) return false;
+  const since = Date.parse(ims);
+  return !Number.isNaN(since) && Math.floor(lastModified.getTime() / 1000) <= Math.floor(since / 1000);
+}
+
+function rangeFor(req: IncomingMessage, hash: string, lastModified: Date, size: number) {
+  const ifRange = req.headers['if-range'];
+  if (typeof ifRange === 'string') {
+    // If-Range needs a strong match; a validator that does not match means "send it all".
+    const fresh = ifRange.startsWith('"')
+      ? ifRange === `"${hash}"`
+      : Date.parse(ifRange) >= Math.floor(lastModified.getTime() / 1000) * 1000;
+    if (!fresh) return null;
+  }
+  return parseRange(req.headers.range, size);
+}

@@ -1,0 +1,228 @@
+import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../../api/errors.ts';
+import type { Actor, Deps } from '../services/deps.ts';
+import { isUniqueViolation } from '../store/errors.ts';
+
+/** The request header: one key per logical operation, chosen by the client. */
+export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
+/** Set on an answer that repeats a stored one. */
+export const REPLAYED_HEADER = 'Idempotent-Replayed';
+
+/**
+ * Timings of the key store. `waitMs` is how long a duplicate waits for the first request with its
+ * key before answering 409; `leaseMs` is when an unfinished first request (its process died) is
+ * presumed gone and its key taken over. Tests shorten `waitMs`.
+ */
+export const idempotencyLimits = { ttlMs: 24 * 3_600_000, waitMs: 5_000, pollMs: 20, leaseMs: 120_000 };
+
+/** The headers a replay repeats; request ids and rate-limit headers are the replay's own. */
+const STORED_HEADERS = [
+  'content-type',
+  'location',
+  'payment-receipt',
+  'cache-control',
+  'deprecation',
+  'sunset',
+  'link',
+];
+
+const KEY_SHAPE = /^[\x20-\x7e]{1,255}$/;
+
+interface Claim {
+  userId: string;
+  key: string;
+  createdAt: string;
+}
+
+/** Requests that hold a claim until their answer is stored (or the key released). */
+const claims = new WeakMap<FastifyRequest, Claim>();
+
+/** JSON with object keys sorted, so that `{a,b}` and `{b,a}` are the same body. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
+export const bodyHash = (body: unknown) => createHash('sha256').update(canonicalJson(body)).digest('hex');
+
+function readKey(req: FastifyRequest): string | undefined {
+  const raw = req.headers[IDEMPOTENCY_KEY_HEADER];
+  if (raw === undefined) return undefined;
+  const key = (Array.isArray(raw) ? raw.join(',') : raw).trim();
+  if (!KEY_SHAPE.test(key)) {
+    throw ApiError.validation([
+      { path: 'Idempotency-Key', message: 'must be 1 to 255 printable ASCII characters, e.g. a UUID' },
+    ]);
+  }
+  return key;
+}
+
+async function replay(reply: FastifyReply, status: number, headers: string | null, body: string | null) {
+  for (const [name, value] of Object.entries(JSON.parse(headers ?? '{}') as Record<string, string>)) {
+    void reply.header(name, value);
+  }
+  void reply.header(REPLAYED_HEADER, 'true');
+  await reply.status(status).send(body ?? '');
+}
+
+/**
+ * Runs before a POST handler. Without an `Idempotency-Key` it does nothing ('run'). With one, it
+ * claims (user, key) by inserting an in-progress row (the primary key lets only one request in),
+ * or answers for the request that holds it: the stored answer again when that one finished
+ * ('replayed'), after waiting for it when it is still running; CONFLICT when the key came with
+ * another method, path or body, or when the first request outlasts the wait.
+ */
+export async function beginIdempotentRequest(
+  deps: Deps,
+  actor: Actor,
+  req: FastifyRequest,
+  reply: FastifyReply,
+): Promise<'run' | 'replayed'> {
+  const key = readKey(req);
+  if (key === undefined) return 'run';
+  const fingerprint = { method: req.method, path: req.url, body_hash: bodyHash(req.body) };
+  const deadline = Date.now() + idempotencyLimits.waitMs;
+  for (let poll = idempotencyLimits.pollMs; ; poll = Math.min(poll * 2, 200)) {
+    const now = deps.clock.now();
+    // Keys live 24 hours; past that, the same key is as good as new.
+    await deps.db
+      .deleteFrom('idempotency_keys')
+      .where('user_id', '=', actor.userId)
+      .where('expires_at', '<=', now.toISOString())
+      .execute();
+    const claim = { userId: actor.userId, key, createdAt: now.toISOString() };
+    try {
+      await deps.db
+        .insertInto('idempotency_keys')
+        .values({
+          user_id: claim.userId,
+          key,
+          ...fingerprint,
+          state: 'in-progress',
+          status: null,
+          response_body: null,
+          response_headers: null,
+          created_at: claim.createdAt,
+          expires_at: new Date(now.getTime() + idempotencyLimits.ttlMs).toISOString(),
+        })
+        .execute();
+      claims.set(req, claim);
+      return 'run';
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err;
+    }
+    const row = await deps.db
+      .selectFrom('idempotency_keys')
+      .selectAll()
+      .where('user_id', '=', actor.userId)
+      .where('key', '=', key)
+      .executeTakeFirst();
+    // Released (a 5xx or a 402) between our insert and this read: try again at once.
+    if (!row) continue;
+    if (
+      row.method !== fingerprint.method ||
+      row.path !== fingerprint.path ||
+      row.body_hash !== fingerprint.body_hash
+    ) {
+      throw ApiError.conflict(
+        `Idempotency-Key "${key}" was already used for ${row.method} ${row.path} with a different request; ` +
+          'use a new key for a new request',
+      );
+    }
+    if (row.state === 'done') {
+      await replay(reply, row.status ?? 200, row.response_headers, row.response_body);
+      return 'replayed';
+    }
+    if (now.getTime() - Date.parse(row.created_at) > idempotencyLimits.leaseMs) {
+      // The first request's process died holding the key: free it and claim it on the next turn.
+      await deps.db
+        .deleteFrom('idempotency_keys')
+        .where('user_id', '=', actor.userId)
+        .where('key', '=', key)
+        .where('state', '=', 'in-progress')
+        .where('created_at', '=', row.created_at)
+        .execute();
+      continue;
+    }
+    if (Date.now() + poll > deadline) {
+      throw ApiError.conflict(
+        `A request with Idempotency-Key "${key}" is in progress; retry in a few seconds to get its answer`,
+      );
+    }
+    await sleep(poll);
+  }
+}
+
+async function release(deps: Deps, claim: Claim): Promise<void> {
+  await deps.db
+    .deleteFrom('idempotency_keys')
+    .where('user_id', '=', claim.userId)
+    .where('key', '=', claim.key)
+    .where('state', '=', 'in-progress')
+    .where('created_at', '=', claim.createdAt)
+    .execute();
+}
+
+/**
+ * Stores the answer of a claimed request, or releases the key. 5xx answers are not stored (the
+ * request may well succeed when repeated), and neither is 402: the client repeats the same
+ * request, with the same key, once it has paid.
+ */
+async function finish(deps: Deps, claim: Claim, reply: FastifyReply, payload: unknown): Promise<void> {
+  const status = reply.statusCode;
+  const body =
+    typeof payload === 'string' ? payload : Buffer.isBuffer(payload) ? payload.toString('utf8') : null;
+  if (status >= 500 || status === 402 || (body === null && payload !== null && payload !== undefined)) {
+    await release(deps, claim);
+    return;
+  }
+  const headers: Record<string, string> = {};
+  for (const name of STORED_HEADERS) {
+    const value = reply.getHeader(name);
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : String(value);
+  }
+  await deps.db
+    .updateTable('idempotency_keys')
+    .set({ state: 'done', status, response_body: body ?? '', response_headers: JSON.stringify(headers) })
+    .where('user_id', '=', claim.userId)
+    .where('key', '=', claim.key)
+    .where('state', '=', 'in-progress')
+    .where('created_at', '=', claim.createdAt)
+    .execute();
+}
+
+/**
+ * Route hooks of every POST: `onSend` sees the final status and body of successes and errors
+ * alike; `onResponse` releases a key whose answer never went through `onSend` (a hijacked reply).
+ */
+export function idempotencyHooks(deps: Deps) {
+  return {
+    onSend: async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
+      const claim = claims.get(req);
+      if (!claim) return payload;
+      claims.delete(req);
+      try {
+        await finish(deps, claim, reply, payload);
+      } catch (err) {
+        // The answer still goes out; the key is freed so a retry runs rather than hanging.
+        req.log.error({ err }, 'could not store the idempotent answer');
+        await release(deps, claim).catch(() => undefined);
+      }
+      return payload;
+    },
+    onResponse: async (req: FastifyRequest) => {
+      const claim = claims.get(req);
+      if (!claim) return;
+      claims.delete(req);
+      await release(deps, claim).catch((err: unknown) => req.log.error({ err }, 'could not release a key'));
+    },
+  };
+}

@@ -1,0 +1,56 @@
+import { sql } from 'kysely';
+import type { Deps } from '../services/deps.ts';
+import { perDb } from '../store/per-db.ts';
+import { prepared } from '../store/prepared.ts';
+
+export interface RateLimitState {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Unix epoch seconds at which the window resets. */
+  reset: number;
+}
+
+const WINDOW_SECONDS = 3600;
+
+/** Runs on every request: built once (see server/store/prepared.ts). */
+const increment = perDb((db) =>
+  prepared<[string, number, number], { count: number }>(
+    db,
+    3,
+    (d, tokenId, windowStart, limit) =>
+      d
+        .insertInto('rate_limits')
+        .values({ token_id: tokenId, window_start: windowStart as unknown as number, count: 1 })
+        .onConflict((oc) =>
+          oc
+            .columns(['token_id', 'window_start'])
+            .doUpdateSet({ count: sql`rate_limits.count + 1` })
+            .where('rate_limits.count', '<', limit as unknown as number),
+        )
+        .returning('count'),
+    { frequentWrite: true },
+  ),
+);
+
+/**
+ * Counts a request against the token's fixed one-hour window in the database, so every API
+ * process sharing it sees one count. The increment is conditional: a refused request does not count.
+ */
+export async function consumeRateLimit(deps: Deps, tokenId: string, limit: number): Promise<RateLimitState> {
+  const nowSec = Math.floor(deps.clock.now().getTime() / 1000);
+  const windowStart = nowSec - (nowSec % WINDOW_SECONDS);
+  const reset = windowStart + WINDOW_SECONDS;
+  const [row] = await increment(deps.db)(tokenId, windowStart, limit);
+  if (!row) return { allowed: false, limit, remaining: 0, reset };
+  return { allowed: true, limit, remaining: Math.max(0, limit - Number(row.count)), reset };
+}
+
+/** Drops windows that have ended; run now and then. */
+export async function pruneRateLimits(deps: Deps): Promise<void> {
+  const nowSec = Math.floor(deps.clock.now().getTime() / 1000);
+  await deps.db
+    .deleteFrom('rate_limits')
+    .where('window_start', '<', nowSec - (nowSec % WINDOW_SECONDS))
+    .execute();
+}

@@ -1,0 +1,211 @@
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Selectable } from 'kysely';
+import { ApiError } from '../../api/errors.ts';
+import type { ArtifactStore } from '../builder/artifacts.ts';
+import { BuildError } from '../builder/build-error.ts';
+import { buildDeployment } from '../builder/build-deployment.ts';
+import type { DeploymentRuntime } from '../edge/resolve-host.ts';
+import {
+  markBuilding,
+  markDeploying,
+  markFailed,
+  markLive,
+} from '../services/deployments/deployment-state.ts';
+import { BUILD_JOB } from '../services/deployments/queue-deployment.ts';
+import type { Deps } from '../services/deps.ts';
+import { resolveBuildEnv } from '../services/env/resolve-build-env.ts';
+import type { DeploymentsTable } from '../store/schema.ts';
+import { createLogBuffer, type LogBuffer } from './log-buffer.ts';
+import type { JobHandler } from './worker.ts';
+
+export interface BuildJobOptions {
+  artifacts: ArtifactStore;
+  /** The health request through the edge; resolves when the edge serves the deployment. */
+  probe(deployment: { id: string; host: string }, signal: AbortSignal): Promise<void>;
+  /** Called after a deployment went live (the edge drops its cached routes). */
+  onLive?(deploymentId: string): void;
+}
+
+type DeploymentRow = Selectable<DeploymentsTable>;
+
+const FINAL = new Set(['live', 'failed']);
+
+/**
+ * The `deployment.build` job: checkout, build and store an artifact (or reuse the build a
+ * rollback points at), then bring the deployment up through the edge and make it live. A
+ * failure the user can fix fails the deployment at once; anything else is retried by the queue.
+ */
+export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
+  return {
+    kind: BUILD_JOB,
+    concurrency: deps.config.buildConcurrency,
+    // A build can take minutes: the lease is renewed while it runs, so a short one is fine.
+    leaseMs: deps.config.jobLeaseMs,
+    retryDelayMs: () => 2000,
+
+    async handle(job, signal) {
+      const { deploymentId } = JSON.parse(job.payload) as { deploymentId: string };
+      const deployment = await deps.db
+        .selectFrom('deployments')
+        .selectAll()
+        .where('id', '=', deploymentId)
+        .executeTakeFirst();
+      if (!deployment || FINAL.has(deployment.status)) return;
+      const logs = createLogBuffer(deps, deploymentId);
+      try {
+        await run(deployment, logs, signal);
+      } catch (err) {
+        if (signal.aborted) {
+          // Shutdown or a lost lease: the job goes back to the queue (or is another worker's
+          // already), so the deployment is not this attempt's to fail.
+          logs.push('build', '==> Interrupted: this worker stopped; the build will run again');
+          throw err;
+        }
+        await logs.flush();
+        if (err instanceof BuildError || err instanceof ApiError) {
+          // BuildErrors are already in the log; the state machine's CONFLICTs mean someone else moved it.
+          if (err instanceof BuildError) await failQuietly(deploymentId, err.message);
+          return;
+        }
+        logs.push('error', `Internal error: ${(err as Error).message}`);
+        await logs.flush();
+        throw err;
+      } finally {
+        await logs.flush();
+      }
+    },
+
+    async onExhausted(job, reason) {
+      const { deploymentId } = JSON.parse(job.payload) as { deploymentId: string };
+      await failQuietly(deploymentId, `The build could not complete: ${reason}`);
+    },
+  };
+
+  async function failQuietly(deploymentId: string, message: string) {
+    try {
+      await markFailed(deps, deploymentId, message);
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+    }
+  }
+
+  async function run(deployment: DeploymentRow, logs: LogBuffer, signal: AbortSignal) {
+    const id = deployment.id;
+    const project = await deps.db
+      .selectFrom('projects')
+      .selectAll()
+      .where('id', '=', deployment.project_id)
+      .executeTakeFirstOrThrow();
+    if (project.status !== 'active') {
+      logs.push('error', `Project ${project.name} is ${project.status}; nothing was built.`);
+      await logs.flush();
+      await failQuietly(id, `The project is ${project.status}`);
+      return;
+    }
+    if (deployment.status !== 'queued') {
+      // A worker died mid-build and the lease ran out: start over from a clean state.
+      logs.push('build', '==> Building again: an earlier attempt was interrupted');
+      await deps.db
+        .updateTable('deployments')
+        .set({ status: 'queued', updated_at: deps.clock.now().toISOString() })
+        .where('id', '=', id)
+        .where('status', 'in', ['building', 'deploying'])
+        .execute();
+    }
+
+    const started = Date.now();
+    await logs.flush();
+    await markBuilding(deps, id);
+    let artifactId: string;
+    let runtime: DeploymentRuntime;
+    if (deployment.source_deployment_id) {
+      const source = await deps.db
+        .selectFrom('deployments')
+        .selectAll()
+        .where('id', '=', deployment.source_deployment_id)
+        .executeTakeFirstOrThrow();
+      if (!source.artifact_id) throw new BuildError(`Deployment ${source.id} has no build to reuse`);
+      logs.push(
+        'build',
+        `==> Reusing the build of ${source.id} (commit ${source.commit_hash?.slice(0, 7) ?? 'unknown'}): no rebuild`,
+      );
+      artifactId = source.artifact_id;
+      runtime = source.runtime
+        ? (JSON.parse(source.runtime) as DeploymentRuntime)
+        : { kind: 'static', spa: false };
+      await deps.db
+        .updateTable('deployments')
+        .set({
+          commit_hash: source.commit_hash,
+          commit_message: source.commit_message,
+          author: source.author,
+          runtime: JSON.stringify(runtime),
+        })
+        .where('id', '=', id)
+        .execute();
+    } else {
+      const env = await resolveBuildEnv(deps, project.id, deployment.target);
+      // One directory per deployment: a retry clears what a worker that died left behind.
+      const workspaceRoot = join(deps.config.workspacesDir, id);
+      await rm(workspaceRoot, { recursive: true, force: true });
+      const result = await buildDeployment({
+        repositoryUrl: project.repository_url,
+        ref: deployment.branch,
+        commit: deployment.requested_commit,
+        framework: project.framework,
+        env: env.vars,
+        secrets: env.secrets,
+        workspaceRoot,
+        artifacts: opts.artifacts,
+        timeoutMs: deps.config.buildTimeoutMs,
+        maxOutputBytes: deps.config.maxOutputBytes,
+        maxOutputFiles: deps.config.maxOutputFiles,
+        log: (type, line) => logs.push(type, line),
+        signal,
+      }).finally(() => rm(workspaceRoot, { recursive: true, force: true }));
+      artifactId = result.artifactId;
+      runtime = {
+        kind: result.kind,
+        spa: result.spa,
+        ...(result.startCommand ? { startCommand: result.startCommand } : {}),
+      };
+      await deps.db
+        .updateTable('deployments')
+        .set({
+          commit_hash: result.commitHash,
+          commit_message: result.commitMessage,
+          author: result.author,
+          runtime: JSON.stringify(runtime),
+        })
+        .where('id', '=', id)
+        .execute();
+      if (result.frameworkDetected && project.framework === null) {
+        await deps.db
+          .updateTable('projects')
+          .set({ framework: result.framework, updated_at: deps.clock.now().toISOString() })
+          .where('id', '=', project.id)
+          .where('framework', 'is', null)
+          .execute();
+      }
+    }
+    await logs.flush();
+    signal.throwIfAborted();
+    await markDeploying(deps, id, { buildDurationMs: Date.now() - started, artifactId });
+
+    const deployStarted = Date.now();
+    logs.push('build', '==> Deploying: waiting for the edge to serve it');
+    try {
+      await opts.probe({ id, host: deployment.host }, signal);
+    } catch (err) {
+      if (signal.aborted) throw err;
+      logs.push('error', (err as Error).message);
+      throw new BuildError((err as Error).message);
+    }
+    logs.push('build', `==> Live at ${deps.urls.forHost(deployment.host)}`);
+    await logs.flush();
+    signal.throwIfAborted();
+    await markLive(deps, id, { deployDurationMs: Date.now() - deployStarted });
+    opts.onLive?.(id);
+  }
+}

@@ -1,0 +1,199 @@
+import { EventEmitter } from 'node:events';
+import { sql, type Kysely, type Selectable } from 'kysely';
+import type { Clock } from '../lib/clock.ts';
+import { newId } from '../lib/ids.ts';
+import type { Database, JobsTable } from '../store/schema.ts';
+import type { DialectHelpers } from '../store/dialect.ts';
+import { JOBS_CHANNEL, type Notifier } from '../store/notify.ts';
+
+export type Job = Selectable<JobsTable>;
+
+/** Starts the `last_error` of a job claimed again because its previous worker's lease ran out. */
+export const LEASE_EXPIRED = 'lease expired';
+
+export interface EnqueueOptions {
+  runAt?: Date;
+  /** Attempts before the job is given up (a lease running out counts as an attempt). */
+  maxAttempts?: number;
+}
+
+/**
+ * A durable job queue in the database. A claim takes a lease; a worker that dies loses its
+ * lease and the job is claimed again. Enqueue inside the caller's transaction so the job
+ * exists exactly when the change that asked for it does.
+ */
+export interface JobQueue {
+  enqueue(db: Kysely<Database>, kind: string, payload: unknown, opts?: EnqueueOptions): Promise<string>;
+  /** Claims the next runnable job of one of `kinds`, or null. `attempts` counts this claim. */
+  claim(kinds: string[], workerId: string, leaseMs: number): Promise<Job | null>;
+  extend(jobId: string, workerId: string, leaseMs: number): Promise<boolean>;
+  complete(jobId: string, workerId: string): Promise<void>;
+  /** Gives the job back: retried at `retryAt`, or failed for good when null. */
+  fail(jobId: string, workerId: string, error: string, retryAt: Date | null): Promise<void>;
+  /** Releases a claimed job so another worker can take it at once (graceful shutdown). */
+  release(jobId: string, workerId: string): Promise<void>;
+  /**
+   * Called after a transaction that enqueued `kind` committed, to wake idle workers: in this
+   * process at once, and in every other process on the database through the notifier.
+   */
+  notify(kind: string): void;
+  /** Fires for wake-ups from this process and, on PostgreSQL, from every other one. */
+  onNotify(listener: (kind: string) => void): () => void;
+}
+
+export function createJobQueue(
+  db: Kysely<Database>,
+  dialect: DialectHelpers,
+  clock: Clock,
+  notifier?: Notifier,
+): JobQueue {
+  const bus = new EventEmitter();
+  bus.setMaxListeners(100);
+  // Only a cross-process notifier adds anything to the local bus; its echo of our own NOTIFY
+  // wakes our workers a second time, which costs one empty claim.
+  const remote = notifier?.crossProcess ? notifier : undefined;
+  let unlisten: (() => void) | undefined;
+  const now = () => clock.now().toISOString();
+
+  return {
+    async enqueue(tx, kind, payload, opts = {}) {
+      const id = newId('job');
+      const at = now();
+      await tx
+        .insertInto('jobs')
+        .values({
+          id,
+          kind,
+          payload: JSON.stringify(payload),
+          status: 'queued',
+          run_at: (opts.runAt ?? clock.now()).toISOString(),
+          attempts: 0,
+          max_attempts: opts.maxAttempts ?? 2,
+          lease_until: null,
+          locked_by: null,
+          last_error: null,
+          created_at: at,
+          updated_at: at,
+        })
+        .execute();
+      return id;
+    },
+
+    async claim(kinds, workerId, leaseMs) {
+      if (kinds.length === 0) return null;
+      const at = now();
+      const leaseUntil = new Date(clock.now().getTime() + leaseMs).toISOString();
+      return db.transaction().execute(async (tx) => {
+        let q = tx
+          .selectFrom('jobs')
+          .selectAll()
+          .where('kind', 'in', kinds)
+          .where((eb) =>
+            eb.or([
+              eb.and([eb('status', '=', 'queued'), eb('run_at', '<=', at)]),
+              eb.and([eb('status', '=', 'running'), eb('lease_until', '<', at)]),
+            ]),
+          )
+          .orderBy('run_at')
+          .limit(1);
+        if (dialect.name === 'postgres') q = q.modifyEnd(sql`for update skip locked`);
+        const job = await q.executeTakeFirst();
+        if (!job) return null;
+        // A running job here is one whose worker stopped renewing its lease: say so, since the
+        // interrupted attempt could not record anything itself.
+        const lastError =
+          job.status === 'running'
+            ? `${LEASE_EXPIRED}: ${job.locked_by ?? 'a worker'} held it until ${job.lease_until ?? 'unknown'}`
+            : job.last_error;
+        // The condition is repeated so that two claimers can never both win (SQLite has no SKIP LOCKED).
+        const res = await tx
+          .updateTable('jobs')
+          .set({
+            status: 'running',
+            attempts: job.attempts + 1,
+            lease_until: leaseUntil,
+            locked_by: workerId,
+            last_error: lastError,
+            updated_at: at,
+          })
+          .where('id', '=', job.id)
+          .where('attempts', '=', job.attempts)
+          .executeTakeFirst();
+        if (Number(res.numUpdatedRows) !== 1) return null;
+        return {
+          ...job,
+          last_error: lastError,
+          status: 'running' as const,
+          attempts: job.attempts + 1,
+          lease_until: leaseUntil,
+          locked_by: workerId,
+        };
+      });
+    },
+
+    async extend(jobId, workerId, leaseMs) {
+      const res = await db
+        .updateTable('jobs')
+        .set({ lease_until: new Date(clock.now().getTime() + leaseMs).toISOString(), updated_at: now() })
+        .where('id', '=', jobId)
+        .where('locked_by', '=', workerId)
+        .where('status', '=', 'running')
+        .executeTakeFirst();
+      return Number(res.numUpdatedRows) === 1;
+    },
+
+    async complete(jobId, workerId) {
+      await db
+        .updateTable('jobs')
+        .set({ status: 'done', lease_until: null, updated_at: now() })
+        .where('id', '=', jobId)
+        .where('locked_by', '=', workerId)
+        .execute();
+    },
+
+    async fail(jobId, workerId, error, retryAt) {
+      await db
+        .updateTable('jobs')
+        .set({
+          status: retryAt ? 'queued' : 'failed',
+          run_at: retryAt ? retryAt.toISOString() : now(),
+          lease_until: null,
+          locked_by: null,
+          last_error: error.slice(0, 4000),
+          updated_at: now(),
+        })
+        .where('id', '=', jobId)
+        .where('locked_by', '=', workerId)
+        .execute();
+    },
+
+    async release(jobId, workerId) {
+      await db
+        .updateTable('jobs')
+        .set({
+          status: 'queued',
+          attempts: sql`attempts - 1`,
+          lease_until: null,
+          locked_by: null,
+          updated_at: now(),
+        })
+        .where('id', '=', jobId)
+        .where('locked_by', '=', workerId)
+        .where('status', '=', 'running')
+        .execute();
+    },
+
+    notify(kind) {
+      bus.emit('job', kind);
+      remote?.publish(JOBS_CHANNEL, kind);
+    },
+    onNotify(listener) {
+      // Listen on the database only once something in this process waits for jobs.
+      unlisten ??= remote?.subscribe(JOBS_CHANNEL, (kind) => {
+        if (kind) bus.emit('job', kind);
+      });
+      bus.on('job', listener);
+      return () => bus.off('job', listener);
+    },
+  };
+}

@@ -1,0 +1,129 @@
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from './config.ts';
+import { BotSettingsError } from '../bot/settings.ts';
+import { defaultRoles, serve, ROLES, type Role } from './serve.ts';
+import { createDeps } from './runtime.ts';
+import { createToken, findOrCreateUser } from './services/users.ts';
+import { setProjectStatus } from './services/projects.ts';
+import { addCredits } from './payments/credits.ts';
+import { formatCents, MAX_TOPUP_CENTS, parseAmount } from './payments/money.ts';
+import pino from 'pino';
+
+const USAGE = `Usage: slipway <command>
+
+  serve [--role api|worker|edge|bot]...   start the service (every role when none is given)
+  migrate                                 apply database migrations and exit
+  token create --email E --name N         create the user if needed; print a new API token
+  project suspend|resume <id-or-name>     stop or resume deploying and serving a project
+  credits add --org NAME --amount 25.00   top up an organization's prepaid balance (paid API)
+
+Configuration comes from the environment; see README.md.`;
+
+/** The CLI: parses arguments, wires things up, returns an exit code. */
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    switch (command) {
+      case 'serve': {
+        const { values } = parseArgs({ args: rest, options: { role: { type: 'string', multiple: true } } });
+        const roles = values.role ?? [];
+        const bad = roles.filter((r) => !ROLES.includes(r as Role));
+        if (bad.length) return fail(`Unknown role "${bad[0]}": expected one of ${ROLES.join(', ')}`);
+        await serve(loadConfig(), roles.length ? (roles as Role[]) : defaultRoles());
+        return 0;
+      }
+      case 'migrate': {
+        const deps = await createDeps(loadConfig(), { log: quietLog() });
+        await deps.store.close();
+        process.stderr.write('Database is up to date.\n');
+        return 0;
+      }
+      case 'token': {
+        const { values, positionals } = parseArgs({
+          args: rest,
+          allowPositionals: true,
+          options: { email: { type: 'string' }, name: { type: 'string' } },
+        });
+        if (positionals[0] !== 'create') return fail('Usage: slipway token create --email E --name N');
+        if (!values.email || !/^[^@\s]+@[^@\s]+$/.test(values.email)) {
+          return fail('--email must be an e-mail address, e.g. --email you@example.com');
+        }
+        const deps = await createDeps(loadConfig(), { log: quietLog() });
+        try {
+          const user = await findOrCreateUser(deps, values.email);
+          const token = await createToken(deps, user.id, values.name ?? 'cli');
+          process.stdout.write(`${token.token}\n`);
+        } finally {
+          await deps.store.close();
+        }
+        return 0;
+      }
+      case 'project': {
+        const [action, target] = rest;
+        if ((action !== 'suspend' && action !== 'resume') || !target) {
+          return fail('Usage: slipway project suspend|resume <project-id-or-name>');
+        }
+        const deps = await createDeps(loadConfig(), { log: quietLog() });
+        try {
+          await setProjectStatus(deps, target, action === 'suspend' ? 'suspended' : 'active');
+          process.stderr.write(`Project ${target} is ${action === 'suspend' ? 'suspended' : 'active'}.\n`);
+        } finally {
+          await deps.store.close();
+        }
+        return 0;
+      }
+      case 'credits': {
+        const { values, positionals } = parseArgs({
+          args: rest,
+          allowPositionals: true,
+          options: { org: { type: 'string' }, amount: { type: 'string' } },
+        });
+        if (positionals[0] !== 'add' || !values.org) {
+          return fail('Usage: slipway credits add --org NAME --amount 25.00');
+        }
+        const cents = parseAmount(values.amount ?? '');
+        if (cents === null || cents <= 0 || cents > MAX_TOPUP_CENTS) {
+          return fail(
+            `--amount must be a positive amount in dollars with at most two decimals and at most ${formatCents(MAX_TOPUP_CENTS)}, e.g. --amount 25.00`,
+          );
+        }
+        const deps = await createDeps(loadConfig(), { log: quietLog() });
+        try {
+          const topUp = await addCredits(deps, values.org, cents, 'slipway credits add');
+          process.stdout.write(
+            `Added ${formatCents(cents)} USD to ${topUp.organization.name}; balance ${formatCents(topUp.balanceCents)} USD.\n`,
+          );
+        } finally {
+          await deps.store.close();
+        }
+        return 0;
+      }
+      case undefined:
+      case 'help':
+      case '--help':
+      case '-h':
+        process.stdout.write(`${USAGE}\n`);
+        return command === undefined ? 1 : 0;
+      default:
+        return fail(`Unknown command "${command}".\n\n${USAGE}`);
+    }
+  } catch (err) {
+    if (err instanceof ConfigError || err instanceof BotSettingsError) return fail(err.message);
+    if (
+      err instanceof Error &&
+      'code' in err &&
+      (err as { code: string }).code.startsWith('ERR_PARSE_ARGS')
+    ) {
+      return fail(err.message);
+    }
+    if (err instanceof Error && err.name === 'ApiError') return fail(err.message);
+    throw err;
+  }
+}
+
+function fail(message: string): number {
+  process.stderr.write(`slipway: ${message}\n`);
+  return 2;
+}
+
+const quietLog = () => pino({ level: process.env.LOG_LEVEL ?? 'warn' }, pino.destination(2));

@@ -1,0 +1,54 @@
+import type { Deps } from '../services/deps.ts';
+import { evaluateDeploymentFailures } from './deployment-failed-alert.ts';
+import { evaluateErrorRates } from './error-rate-alert.ts';
+import { isStale, type PeriodicJob } from './periodic-jobs.ts';
+import { probeProductionUrls } from './probe-production.ts';
+import { pruneMonitoringData } from './prune.ts';
+
+/** The periodic monitoring run: probes, alert rules, pruning. */
+export const MONITORING_TICK_JOB = 'monitoring.tick';
+
+type TickDeps = Pick<Deps, 'db' | 'clock' | 'config' | 'urls' | 'log'>;
+
+/**
+ * One monitoring run. Every step runs even when an earlier one failed (a database hiccup while
+ * probing must not stop the alert rules); the first error is thrown at the end so the run is
+ * recorded as failed.
+ */
+export async function runMonitoringTick(
+  deps: TickDeps,
+  signal?: AbortSignal,
+  periodicKinds: readonly string[] = [MONITORING_TICK_JOB],
+): Promise<void> {
+  const steps: [string, () => Promise<unknown>][] = [
+    ['probes', () => probeProductionUrls(deps, signal)],
+    ['high_error_rate', () => evaluateErrorRates(deps)],
+    ['deployment_failed', () => evaluateDeploymentFailures(deps)],
+    ['pruning', () => pruneMonitoringData(deps, periodicKinds)],
+  ];
+  let first: Error | undefined;
+  for (const [name, step] of steps) {
+    if (signal?.aborted) break;
+    try {
+      await step();
+    } catch (err) {
+      deps.log.error({ err, step: name }, 'monitoring step failed');
+      first ??= err instanceof Error ? err : new Error(`${name}: ${String(err)}`);
+    }
+  }
+  if (first) throw first;
+}
+
+/** The `monitoring.tick` job, once per SLIPWAY_HEALTH_INTERVAL across all workers. */
+export function createMonitoringTickJob(deps: TickDeps, periodicKinds?: readonly string[]): PeriodicJob {
+  const intervalMs = deps.config.healthIntervalMs;
+  return {
+    kind: MONITORING_TICK_JOB,
+    intervalMs,
+    concurrency: 1,
+    async handle(job, signal) {
+      if (isStale(job.payload, intervalMs, deps.clock.now())) return;
+      await runMonitoringTick(deps, signal, periodicKinds);
+    },
+  };
+}

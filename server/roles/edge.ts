@@ -1,0 +1,83 @@
+import { join } from 'node:path';
+import type { Server } from 'node:http';
+import { createArtifactReader } from '../edge/artifact-reader.ts';
+import { createRuntimeLauncher } from '../edge/launcher.ts';
+import { createHostResolver } from '../edge/resolve-host.ts';
+import { createRuntimeLogSink } from '../edge/runtime-log.ts';
+import { createRuntimeSupervisor } from '../edge/runtime.ts';
+import { createEdgeServer } from '../edge/server.ts';
+import { startTlsListener, type TlsListener } from '../edge/tls.ts';
+import { findChallenge } from '../certificates/challenge-store.ts';
+import { startRuntimeSampler } from '../monitoring/runtime-sampler.ts';
+import { createRequestRecorder } from '../monitoring/request-recorder.ts';
+import type { Deps } from '../services/deps.ts';
+import { resolveBuildEnv } from '../services/env/resolve-build-env.ts';
+import { onRoutingChange } from '../services/routing-signal.ts';
+
+export interface EdgeRole {
+  server: Server;
+  port: number;
+  /** The HTTPS listener's port, when SLIPWAY_EDGE_TLS_PORT is set. */
+  tlsPort?: number;
+  stop(): Promise<void>;
+}
+
+/**
+ * The edge role: serves deployments on SLIPWAY_EDGE_PORT (and custom domains over HTTPS on
+ * SLIPWAY_EDGE_TLS_PORT), runs server apps and samples their CPU and memory, records traffic,
+ * answers ACME challenges.
+ */
+export async function startEdge(deps: Deps): Promise<EdgeRole> {
+  const { config } = deps;
+  const resolver = createHostResolver(deps);
+  const sink = createRuntimeLogSink(deps, {
+    onError: (err) => deps.log.warn({ err }, 'runtime log write failed'),
+  });
+  const sampler = startRuntimeSampler(
+    deps,
+    createRuntimeSupervisor({ log: (id, line, stream) => sink.log(id, line, stream) }),
+    { intervalMs: config.runtimeSampleIntervalMs },
+  );
+  const supervisor = sampler.supervisor;
+  const launcher = createRuntimeLauncher({
+    supervisor,
+    artifacts: createArtifactReader(config.artifactsDir),
+    runtimesDir: join(config.dataDir, 'runtimes'),
+    env: async (t) => (await resolveBuildEnv(deps, t.projectId, t.environment)).vars,
+  });
+  const recorder = createRequestRecorder(deps);
+  const server = createEdgeServer({
+    resolver,
+    artifactsRoot: config.artifactsDir,
+    supervisor,
+    launcher,
+    onRequest: (r) => recorder.record(r),
+    acmeChallenge: (token) => findChallenge(deps, token),
+    onError: (err, req) => deps.log.error({ err, host: req.headers.host, url: req.url }, 'edge error'),
+  });
+  const unsubscribe = onRoutingChange(() => resolver.invalidate());
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.edgePort, config.host, () => resolve());
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.edgePort;
+  let tls: TlsListener | undefined;
+  if (config.edgeTlsPort !== undefined) tls = await startTlsListener(deps, server, config.edgeTlsPort);
+  return {
+    server,
+    port,
+    ...(tls ? { tlsPort: tls.port } : {}),
+    async stop() {
+      unsubscribe();
+      await tls?.stop();
+      server.closeIdleConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      launcher.close();
+      await sampler.stop();
+      await supervisor.stopAll();
+      await sink.close();
+      await recorder.close();
+    },
+  };
+}

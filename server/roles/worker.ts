@@ -1,0 +1,47 @@
+import { createArtifactStore } from '../builder/artifacts.ts';
+import { createBuildJob } from '../jobs/build-job.ts';
+import { probeDeployment } from '../jobs/probe-deployment.ts';
+import { startWorker, type JobHandler } from '../jobs/worker.ts';
+import type { Deps } from '../services/deps.ts';
+import { signalRoutingChange } from '../services/routing-signal.ts';
+import { startDeliveryWorker } from '../webhooks/delivery-worker.ts';
+import { createCertificateJob } from '../certificates/certificate-job.ts';
+import { createRenewalJob } from '../certificates/renew-certificates.ts';
+import { createMonitoringTickJob, MONITORING_TICK_JOB } from '../monitoring/monitoring-tick.ts';
+import { startPeriodicScheduler } from '../monitoring/periodic-jobs.ts';
+
+export interface WorkerRole {
+  stop(): Promise<void>;
+}
+
+/** The worker role: builds deployments (and, as they land, the other background jobs). */
+export async function startWorkerRole(deps: Deps, extra: JobHandler[] = []): Promise<WorkerRole> {
+  const { config } = deps;
+  const artifacts = createArtifactStore(config.artifactsDir);
+  const build = createBuildJob(deps, {
+    artifacts,
+    probe: async (d, signal) => {
+      await probeDeployment({
+        edgeUrl: config.edgeInternalUrl,
+        host: new URL(deps.urls.forHost(d.host)).hostname,
+        deploymentId: d.id,
+        timeoutMs: 60_000,
+        signal,
+      });
+    },
+    onLive: () => signalRoutingChange(),
+  });
+  // Health probes and alert rules every SLIPWAY_HEALTH_INTERVAL, certificate renewal daily:
+  // once per interval across all workers, whichever claims the run.
+  const renewal = createRenewalJob(deps);
+  const tick = createMonitoringTickJob(deps, [MONITORING_TICK_JOB, renewal.kind]);
+  const worker = startWorker(deps, [build, tick, renewal, createCertificateJob(deps), ...extra]);
+  const scheduler = startPeriodicScheduler(deps, [tick, renewal]);
+  const deliveries = startDeliveryWorker(deps);
+  return {
+    async stop() {
+      scheduler.stop();
+      await Promise.all([worker.stop(config.shutdownGraceMs), deliveries.stop()]);
+    },
+  };
+}

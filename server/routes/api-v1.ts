@@ -1,0 +1,50 @@
+import {
+  CreateDeploymentV1Body,
+  CreateProjectV1Body,
+  DeploymentV1,
+  ProjectV1,
+} from '../../api/schemas/versioned.ts';
+import { route } from '../http/route.ts';
+import { PAID_OPERATIONS } from '../payments/operations.ts';
+import { personalOrganization } from '../payments/ledger-store.ts';
+import { runPaid } from '../payments/paid-operation.ts';
+import { createDeployment } from '../services/deployments/create-deployment.ts';
+import { createProject } from '../services/projects.ts';
+
+/**
+ * The versioned description (`/api/v1`): two paid operations, answered without the envelope.
+ * Order: authenticate, validate the body (400, never a charge), check the payment (402), then
+ * run the operation and the debit in one transaction (201 with Payment-Receipt).
+ */
+export const apiV1Routes = [
+  route({
+    method: 'POST',
+    url: PAID_OPERATIONS.createProject.path,
+    tag: 'versioned',
+    summary: "Create a project in the caller's personal organization (paid: 1.00 USD)",
+    body: CreateProjectV1Body,
+    response: ProjectV1,
+    successStatus: 201,
+    handler: async ({ deps, actor, body, req, reply }) =>
+      runPaid({ deps, actor, req, reply, operation: PAID_OPERATIONS.createProject }, async (settle) => {
+        const org = await personalOrganization(deps.db, actor.userId);
+        const project = await createProject(deps, actor, { ...body, organizationId: org.id }, settle);
+        return ProjectV1.parse({ id: project.id, name: project.name, status: project.status });
+      }),
+  }),
+  route({
+    method: 'POST',
+    url: PAID_OPERATIONS.createDeployment.path,
+    tag: 'versioned',
+    summary: 'Start a deployment of a project (paid: 1.00 USD)',
+    body: CreateDeploymentV1Body,
+    response: DeploymentV1,
+    successStatus: 201,
+    handler: async ({ deps, actor, body, req, reply }) =>
+      runPaid({ deps, actor, req, reply, operation: PAID_OPERATIONS.createDeployment }, async (settle) => {
+        const branch = body.branch === undefined ? {} : { branch: body.branch };
+        const deployment = await createDeployment(deps, actor, body.projectId, branch, settle);
+        return DeploymentV1.parse({ id: deployment.id, status: deployment.status });
+      }),
+  }),
+];

@@ -1,0 +1,108 @@
+import { z } from 'zod';
+import {
+  CreateDeploymentBody,
+  Deployment,
+  DeploymentLogs,
+  ListDeploymentsQuery,
+  LogsQuery,
+} from '../../api/schemas/deployments.ts';
+import { pageMeta, route } from '../http/route.ts';
+import { createDeployment } from '../services/deployments/create-deployment.ts';
+import { readLogs } from '../services/deployments/deployment-logs.ts';
+import { followLogs, parseLastEventId } from '../services/deployments/follow-logs.ts';
+import { getDeployment } from '../services/deployments/get-deployment.ts';
+import { listDeployments } from '../services/deployments/list-deployments.ts';
+import { promoteDeployment } from '../services/deployments/promote-deployment.ts';
+import { rollbackDeployment } from '../services/deployments/rollback-deployment.ts';
+
+const ProjectParams = z.object({ projectId: z.string() });
+const DeploymentParams = z.object({ deploymentId: z.string() });
+
+export const deploymentRoutes = [
+  route({
+    method: 'POST',
+    url: '/v1/projects/:projectId/deployments',
+    tag: 'deployments',
+    summary: 'Start a deployment (queued); target defaults by branch',
+    params: ProjectParams,
+    body: CreateDeploymentBody,
+    response: Deployment,
+    successStatus: 201,
+    handler: async ({ deps, actor, params, body }) => ({
+      kind: 'data',
+      data: await createDeployment(deps, actor, params.projectId, body),
+    }),
+  }),
+  route({
+    method: 'GET',
+    url: '/v1/projects/:projectId/deployments',
+    tag: 'deployments',
+    summary: 'List deployments (newest first); filter by status, branch, target and commit',
+    params: ProjectParams,
+    query: ListDeploymentsQuery,
+    response: Deployment,
+    responseKind: 'list',
+    handler: async ({ deps, actor, params, query }) => {
+      const { items, total } = await listDeployments(deps, actor, params.projectId, query);
+      return { kind: 'list', data: items, meta: pageMeta(query, total) };
+    },
+  }),
+  route({
+    method: 'GET',
+    url: '/v1/deployments/:deploymentId',
+    tag: 'deployments',
+    summary: 'Get a deployment',
+    params: DeploymentParams,
+    response: Deployment,
+    handler: async ({ deps, actor, params }) => ({
+      kind: 'data',
+      data: await getDeployment(deps, actor, params.deploymentId),
+    }),
+  }),
+  route({
+    method: 'GET',
+    url: '/v1/deployments/:deploymentId/logs',
+    tag: 'deployments',
+    summary: 'Last lines of a log; with follow=true a text/event-stream until the deployment ends',
+    params: DeploymentParams,
+    query: LogsQuery,
+    response: DeploymentLogs,
+    handler: async ({ deps, actor, params, query, req, reply }) => {
+      if (!query.follow) {
+        return { kind: 'data', data: await readLogs(deps, actor, params.deploymentId, query) };
+      }
+      const afterId = parseLastEventId(req.headers['last-event-id']);
+      await followLogs(deps, actor, params.deploymentId, { ...query, afterId }, () => {
+        // From here on the stream writes the raw response; headers set so far go along with it.
+        reply.hijack();
+        return { res: reply.raw, headers: reply.getHeaders() };
+      });
+      return { kind: 'sent' };
+    },
+  }),
+  route({
+    method: 'POST',
+    url: '/v1/deployments/:deploymentId/promote',
+    tag: 'deployments',
+    summary: 'Make a live preview the production deployment, without a rebuild',
+    params: DeploymentParams,
+    response: Deployment,
+    handler: async ({ deps, actor, params }) => ({
+      kind: 'data',
+      data: await promoteDeployment(deps, actor, params.deploymentId),
+    }),
+  }),
+  route({
+    method: 'POST',
+    url: '/v1/deployments/:deploymentId/rollback',
+    tag: 'deployments',
+    summary: 'Roll production back from this deployment to the previous live one (new deployment)',
+    params: DeploymentParams,
+    response: Deployment,
+    successStatus: 201,
+    handler: async ({ deps, actor, params }) => ({
+      kind: 'data',
+      data: await rollbackDeployment(deps, actor, params.deploymentId),
+    }),
+  }),
+];

@@ -1,0 +1,31 @@
+import type { RouteSpec } from '../http/route.ts';
+import { apiV1Routes } from './api-v1.ts';
+import { billingRoutes } from './billing.ts';
+import { certificateRoutes } from './certificates.ts';
+import { deploymentRoutes } from './deployments.ts';
+import { domainRoutes } from './domains.ts';
+import { envRoutes } from './env.ts';
+import { monitoringRoutes } from './monitoring.ts';
+import { organizationRoutes } from './organizations.ts';
+import { projectRoutes } from './projects.ts';
+import { systemRoutes } from './system.ts';
+import { userRoutes } from './user.ts';
+import { webhookRoutes } from './webhooks.ts';
+
+/** Every route of the service, in one list: the server registers it and the OpenAPI description reads it. */
+export function allRoutes(): RouteSpec[] {
+  const specs: RouteSpec[] = [
+    ...userRoutes,
+    ...organizationRoutes,
+    ...projectRoutes,
+    ...deploymentRoutes,
+    ...domainRoutes,
+    ...certificateRoutes,
+    ...envRoutes,
+    ...monitoringRoutes,
+    ...webhookRoutes,
+    ...billingRoutes,
+  ];
+  // The versioned description (/api/v1) has its own shapes: it stays out of the /v1 OpenAPI document.
+  return [...systemRoutes(() => specs), ...specs, ...apiV1Routes];
+}

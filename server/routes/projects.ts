@@ -1,0 +1,83 @@
+import { z } from 'zod';
+import {
+  CreateProjectBody,
+  ListProjectsQuery,
+  Project,
+  UpdateProjectBody,
+} from '../../api/schemas/projects.ts';
+import { pageMeta, route } from '../http/route.ts';
+import {
+  createProject,
+  deleteProject,
+  getProject,
+  listProjects,
+  updateProject,
+} from '../services/projects.ts';
+
+const ProjectParams = z.object({ projectId: z.string() });
+
+export const projectRoutes = [
+  route({
+    method: 'GET',
+    url: '/v1/projects',
+    tag: 'projects',
+    summary: 'List projects (newest first); filter by org (id or name) and status',
+    query: ListProjectsQuery,
+    response: Project,
+    responseKind: 'list',
+    handler: async ({ deps, actor, query }) => {
+      const { items, total } = await listProjects(deps, actor, query);
+      return { kind: 'list', data: items, meta: pageMeta(query, total) };
+    },
+  }),
+  route({
+    method: 'POST',
+    url: '/v1/projects',
+    tag: 'projects',
+    summary: 'Create a project',
+    body: CreateProjectBody,
+    response: Project,
+    successStatus: 201,
+    handler: async ({ deps, actor, body }) => ({
+      kind: 'data',
+      data: await createProject(deps, actor, body),
+    }),
+  }),
+  route({
+    method: 'GET',
+    url: '/v1/projects/:projectId',
+    tag: 'projects',
+    summary: 'Get a project',
+    params: ProjectParams,
+    response: Project,
+    handler: async ({ deps, actor, params }) => ({
+      kind: 'data',
+      data: await getProject(deps, actor, params.projectId),
+    }),
+  }),
+  route({
+    method: 'PATCH',
+    url: '/v1/projects/:projectId',
+    tag: 'projects',
+    summary: 'Update a project (name, branch, framework)',
+    params: ProjectParams,
+    body: UpdateProjectBody,
+    response: Project,
+    handler: async ({ deps, actor, params, body }) => ({
+      kind: 'data',
+      data: await updateProject(deps, actor, params.projectId, body),
+    }),
+  }),
+  route({
+    method: 'DELETE',
+    url: '/v1/projects/:projectId',
+    tag: 'projects',
+    summary: 'Delete a project (soft: it stops serving and releases its domains)',
+    params: ProjectParams,
+    responseKind: 'deleted',
+    handler: async ({ deps, actor, params }) => {
+      await deleteProject(deps, actor, params.projectId);
+      return { kind: 'deleted', message: `Project ${params.projectId} deleted` };
+    },
+  }),
+];

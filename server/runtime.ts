@@ -1,0 +1,43 @@
+import pino, { type Logger } from 'pino';
+import { ensureDataDir, type Config } from './config.ts';
+import { createJobQueue } from './jobs/queue.ts';
+import { systemClock, type Clock } from './lib/clock.ts';
+import { createCipher, loadEncryptionKey } from './lib/secrets.ts';
+import { createDns, type Dns } from './lib/dns.ts';
+import type { Deps } from './services/deps.ts';
+import { createTokenCache } from './services/token-cache.ts';
+import { createUrls } from './services/urls.ts';
+import { openStore } from './store/db.ts';
+
+export interface RuntimeOptions {
+  clock?: Clock;
+  log?: Logger;
+  dns?: Dns;
+}
+
+/** Opens the database (migrating it), loads the key and wires the shared services. */
+export async function createDeps(config: Config, opts: RuntimeOptions = {}): Promise<Deps> {
+  const log = opts.log ?? pino({ level: config.logLevel });
+  const clock = opts.clock ?? systemClock;
+  ensureDataDir(config.dataDir);
+  const store = openStore({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    poolSize: config.dbPoolSize,
+    onError: (err, what) => log.warn({ err }, what),
+  });
+  await store.migrate();
+  const cipher = createCipher(loadEncryptionKey(config.encryptionKey, config.dataDir, (m) => log.warn(m)));
+  return {
+    store,
+    db: store.db,
+    config,
+    clock,
+    cipher,
+    log,
+    queue: createJobQueue(store.db, store.dialect, clock, store.notifier),
+    urls: createUrls(config),
+    dns: opts.dns ?? createDns(config.dnsServers),
+    tokens: createTokenCache(store.notifier, config.tokenCacheTtlMs),
+  };
+}

@@ -1,0 +1,133 @@
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { buildApp } from './app.ts';
+import type { Config } from './config.ts';
+import type { JobHandler } from './jobs/worker.ts';
+import type { Dns } from './lib/dns.ts';
+import type { Clock } from './lib/clock.ts';
+import { botConfigured, startBotRole } from './roles/bot.ts';
+import { startEdge } from './roles/edge.ts';
+import { startWorkerRole } from './roles/worker.ts';
+import { createDeps } from './runtime.ts';
+import type { Deps } from './services/deps.ts';
+import { connectRouting } from './services/routing-signal.ts';
+
+export const ROLES = ['api', 'worker', 'edge', 'bot'] as const;
+export type Role = (typeof ROLES)[number];
+
+/** What `slipway serve` runs without `--role`: everything, the bot when the GitHub App is configured. */
+export function defaultRoles(env: NodeJS.ProcessEnv = process.env): Role[] {
+  return botConfigured(env) ? [...ROLES] : ['api', 'worker', 'edge'];
+}
+
+export interface ServeOptions {
+  clock?: Clock;
+  log?: Logger;
+  dns?: Dns;
+  /** Stop on SIGTERM/SIGINT and exit (default true; tests turn it off). */
+  handleSignals?: boolean;
+  /** Extra background jobs for the worker role. */
+  jobs?: JobHandler[];
+  /** Print the start-up banner (default true). */
+  banner?: boolean;
+}
+
+export interface Running {
+  deps: Deps;
+  app?: FastifyInstance;
+  /** Where the API listens, once it does. */
+  apiUrl?: string;
+  /** Where the edge listens, once it does. */
+  edgeUrl?: string;
+  /** Where the GitHub App listens, when the bot role runs. */
+  botUrl?: string;
+  stop(): Promise<void>;
+}
+
+/** Starts the given roles in this process and stops them cleanly on SIGTERM or SIGINT. */
+export async function serve(config: Config, roles: Role[], opts: ServeOptions = {}): Promise<Running> {
+  const deps = await createDeps(config, opts);
+  const stops: (() => Promise<void>)[] = [];
+  // Routing changes cross processes (LISTEN/NOTIFY on PostgreSQL); disconnected last, after the roles.
+  const disconnectRouting = connectRouting(deps.store.notifier);
+  stops.push(async () => disconnectRouting());
+  const running: Running = {
+    deps,
+    async stop() {
+      // Reverse order: stop taking requests first, then background work, then the database.
+      for (const stop of stops.splice(0).reverse()) {
+        await stop().catch((err: unknown) => deps.log.error({ err }, 'stopping a role failed'));
+      }
+      // Closes the pool and the listening connection: nothing keeps the process alive after this.
+      await deps.store.close();
+    },
+  };
+
+  if (roles.includes('edge')) {
+    const edge = await startEdge(deps);
+    running.edgeUrl = `http://localhost:${edge.port}`;
+    stops.push(() => edge.stop());
+    // An edge that starts serving before it listens could miss an alias switch until its cache
+    // expires; wait (briefly) for the listening connection.
+    await Promise.race([deps.store.notifier.ready(), new Promise((r) => setTimeout(r, 5000).unref())]);
+  }
+  if (roles.includes('worker')) {
+    const worker = await startWorkerRole(deps, opts.jobs);
+    stops.push(() => worker.stop());
+  }
+  if (roles.includes('api')) {
+    const app = buildApp(deps);
+    await app.listen({ port: config.port, host: config.host });
+    const address = app.server.address();
+    const port = typeof address === 'object' && address ? address.port : config.port;
+    running.app = app;
+    running.apiUrl = `http://localhost:${port}`;
+    stops.push(() => app.close());
+  }
+  if (roles.includes('bot')) {
+    // After the API, so the bot can talk to this process's API; stopped before it.
+    const bot = await startBotRole({ log: deps.log, ...(running.apiUrl ? { apiUrl: running.apiUrl } : {}) });
+    running.botUrl = bot.url;
+    stops.push(() => bot.stop());
+  }
+
+  deps.log.info({ roles, api: running.apiUrl, edge: running.edgeUrl }, 'slipway started');
+  if (opts.banner !== false) {
+    const lines = [`\nSlipway is running (${roles.join(', ')}).`];
+    if (running.apiUrl) lines.push(`  API:  ${running.apiUrl}   (reference: ${running.apiUrl}/docs)`);
+    if (running.edgeUrl)
+      lines.push(`  Edge: ${running.edgeUrl}   (deployments at ${deps.urls.forHost('<name>')})`);
+    lines.push(`  Data: ${config.dataDir} (${config.databaseUrl ? 'PostgreSQL' : 'SQLite'})`);
+    if (running.botUrl) lines.push(`  GitHub App: ${running.botUrl}/api/github/webhooks`);
+    if (running.apiUrl)
+      lines.push('  Get a token: npx slipway token create --email you@example.com --name laptop');
+    process.stderr.write(`${lines.join('\n')}\n\n`);
+  }
+
+  if (opts.handleSignals !== false) {
+    let stopping = false;
+    const shutdown = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      deps.log.info({ signal }, 'shutting down');
+      // Stop order: the API stops taking requests and finishes those in flight, the worker stops
+      // claiming and releases unfinished jobs after its grace period, then the pools close. A stop
+      // that hangs anyway (a stuck connection) must not keep a replaced process around forever.
+      const limitMs = config.shutdownGraceMs + 20_000;
+      setTimeout(() => {
+        deps.log.error(`shutdown took longer than ${Math.round(limitMs / 1000)} s; exiting`);
+        process.exit(1);
+      }, limitMs).unref();
+      running.stop().then(
+        () => process.exit(0),
+        (err: unknown) => {
+          deps.log.error({ err }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
+    };
+    process.once('SIGTERM', () => shutdown('SIGTERM'));
+    process.once('SIGINT', () => shutdown('SIGINT'));
+  }
+  return running;
+}

@@ -1,0 +1,41 @@
+import type { CreateDeploymentBody, Deployment } from '../../../api/schemas/deployments.ts';
+import type { SettleHook } from '../../payments/method.ts';
+import { requireProject } from '../access.ts';
+import type { Actor, Deps } from '../deps.ts';
+import { assertDeployable } from './find-deployment.ts';
+import { afterQueued, queueDeployment } from './queue-deployment.ts';
+import { toDeployment } from './to-deployment.ts';
+
+/**
+ * Starts a deployment of a project (developer and up). `settle` (paid operations) runs inside the
+ * transaction, so the payment commits with the deployment. The target defaults to production for
+ * the project's own branch and to preview for any other branch.
+ */
+export async function createDeployment(
+  deps: Deps,
+  actor: Actor,
+  projectId: string,
+  body: CreateDeploymentBody,
+  settle?: SettleHook,
+): Promise<Deployment> {
+  const { project } = await requireProject(deps, actor, projectId, 'developer');
+  assertDeployable(project);
+  const branch = body.branch ?? project.branch;
+  const { row, deliveries } = await deps.db.transaction().execute(async (tx) => {
+    await settle?.before(tx);
+    const queued = await queueDeployment(tx, deps, project.name, {
+      project_id: project.id,
+      target: body.target ?? (branch === project.branch ? 'production' : 'preview'),
+      branch,
+      requested_commit: body.commitHash ?? null,
+      // Shown until the build checks out the commit and records its full hash.
+      commit_hash: body.commitHash ?? null,
+      message: body.message ?? null,
+      created_by: actor.userId,
+    });
+    await settle?.after(tx, queued.row.id);
+    return queued;
+  });
+  afterQueued(deps, deliveries);
+  return toDeployment(deps.urls, row);
+}

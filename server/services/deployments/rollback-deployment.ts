@@ -1,0 +1,62 @@
+import { ApiError } from '../../../api/errors.ts';
+import type { Deployment } from '../../../api/schemas/deployments.ts';
+import type { Actor, Deps } from '../deps.ts';
+import { assertDeployable, requireDeployment } from './find-deployment.ts';
+import { afterQueued, queueDeployment } from './queue-deployment.ts';
+import { toDeployment } from './to-deployment.ts';
+
+/**
+ * Rolls the project back from production deployment `deploymentId` to the last production
+ * deployment that went live before it. The answer is a new queued production deployment that
+ * reuses the earlier one's build: the builder sees `source_deployment_id` and skips building.
+ */
+export async function rollbackDeployment(
+  deps: Deps,
+  actor: Actor,
+  deploymentId: string,
+): Promise<Deployment> {
+  const { deployment: from, project } = await requireDeployment(deps, actor, deploymentId, 'developer');
+  assertDeployable(project);
+  if (from.target !== 'production') {
+    throw ApiError.conflict(
+      `Deployment ${from.id} is a preview deployment; roll back from a production deployment (promote a preview instead)`,
+    );
+  }
+  // When a deployment became production: a promoted preview at its promotion, others when live.
+  // A deployment that never went live is rolled back from the moment it was created.
+  const fromTime = from.promoted_at ?? from.ready_at ?? from.created_at;
+  const earlier = await deps.db
+    .selectFrom('deployments')
+    .selectAll()
+    .where('project_id', '=', from.project_id)
+    .where('target', '=', 'production')
+    .where('status', '=', 'live')
+    .where('id', '!=', from.id)
+    .where((eb) => eb(eb.fn.coalesce('promoted_at', 'ready_at'), '<', fromTime))
+    .orderBy((eb) => eb.fn.coalesce('promoted_at', 'ready_at'), 'desc')
+    .orderBy('id', 'desc')
+    .executeTakeFirst();
+  if (!earlier) {
+    throw ApiError.conflict(
+      `No production deployment of project ${project.name} went live before ${from.id}; there is nothing to roll back to`,
+    );
+  }
+  const { row, deliveries } = await deps.db.transaction().execute((tx) =>
+    queueDeployment(tx, deps, project.name, {
+      project_id: from.project_id,
+      target: 'production',
+      branch: earlier.branch,
+      requested_commit: earlier.commit_hash,
+      commit_hash: earlier.commit_hash,
+      commit_message: earlier.commit_message,
+      author: earlier.author,
+      message: `Rollback from ${from.id} to ${earlier.id}`,
+      rollback_from: from.id,
+      source_deployment_id: earlier.id,
+      artifact_id: earlier.artifact_id,
+      created_by: actor.userId,
+    }),
+  );
+  afterQueued(deps, deliveries);
+  return toDeployment(deps.urls, row);
+}

@@ -1,0 +1,29 @@
+import type { Selectable } from 'kysely';
+import type { Deployment } from '../../../api/schemas/deployments.ts';
+import type { DeploymentsTable } from '../../store/schema.ts';
+import type { Urls } from '../urls.ts';
+
+export type DeploymentRow = Selectable<DeploymentsTable>;
+
+/** A stored deployment as the wire shows it. */
+export function toDeployment(urls: Pick<Urls, 'forHost'>, row: DeploymentRow): Deployment {
+  return {
+    id: row.id,
+    projectId: row.project_id,
+    status: row.status,
+    target: row.target,
+    branch: row.branch,
+    commitHash: row.commit_hash,
+    commitMessage: row.commit_message,
+    author: row.author,
+    message: row.message,
+    buildDurationMs: row.build_duration_ms === null ? null : Number(row.build_duration_ms),
+    deployDurationMs: row.deploy_duration_ms === null ? null : Number(row.deploy_duration_ms),
+    url: urls.forHost(row.host),
+    errorMessage: row.error_message,
+    rollbackFrom: row.rollback_from,
+    createdAt: row.created_at,
+    readyAt: row.ready_at,
+    promotedAt: row.promoted_at,
+  };
+}

@@ -1,0 +1,33 @@
+import type { TokenCache } from './token-cache.ts';
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import type { Clock } from '../lib/clock.ts';
+import type { Cipher } from '../lib/secrets.ts';
+import type { Dns } from '../lib/dns.ts';
+import type { Store } from '../store/db.ts';
+import type { Database } from '../store/schema.ts';
+import type { JobQueue } from '../jobs/queue.ts';
+import type { Urls } from './urls.ts';
+
+/** Everything a service needs from the outside world, injected. */
+export interface Deps {
+  store: Store;
+  db: Kysely<Database>;
+  config: Config;
+  clock: Clock;
+  cipher: Cipher;
+  log: Logger;
+  queue: JobQueue;
+  urls: Urls;
+  dns: Dns;
+  /** Recent token lookups, dropped on revocation. */
+  tokens: TokenCache;
+}
+
+/** Who is calling: resolved from the bearer token. */
+export interface Actor {
+  userId: string;
+  email: string;
+  tokenId: string;
+}

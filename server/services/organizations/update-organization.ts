@@ -1,0 +1,33 @@
+import type { Organization, UpdateOrganizationBody } from '../../../api/schemas/organizations.ts';
+import { isUniqueViolation } from '../../store/errors.ts';
+import type { Actor, Deps } from '../deps.ts';
+import { nameTaken } from './create-organization.ts';
+import { requireOrganization } from './find-organization.ts';
+import { loadOrganization } from './load-organizations.ts';
+
+/** Admins and owners rename an organization or change its display name or plan. */
+export async function updateOrganization(
+  deps: Deps,
+  actor: Actor,
+  idOrName: string,
+  body: UpdateOrganizationBody,
+): Promise<Organization> {
+  const { org } = await requireOrganization(deps, actor, idOrName, 'admin');
+  try {
+    await deps.db
+      .updateTable('organizations')
+      .set({
+        ...(body.name === undefined ? {} : { name: body.name }),
+        ...(body.displayName === undefined ? {} : { display_name: body.displayName }),
+        ...(body.plan === undefined ? {} : { plan: body.plan }),
+        updated_at: deps.clock.now().toISOString(),
+      })
+      .where('id', '=', org.id)
+      .execute();
+  } catch (err) {
+    if (isUniqueViolation(err)) throw nameTaken(body.name ?? org.name);
+    throw err;
+  }
+  if (body.plan !== undefined) deps.tokens.invalidate();
+  return loadOrganization(deps.db, actor.userId, org.id);
+}

@@ -1,0 +1,217 @@
+import type { Kysely } from 'kysely';
+import { ApiError } from '../../api/errors.ts';
+import type {
+  CreateProjectBody,
+  ListProjectsQuery,
+  Project,
+  UpdateProjectBody,
+} from '../../api/schemas/projects.ts';
+import { newId, randomString } from '../lib/ids.ts';
+import type { SettleHook } from '../payments/method.ts';
+import { isUniqueViolation } from '../store/errors.ts';
+import type { Database } from '../store/schema.ts';
+import { requireProject, requireRole, type ProjectRow } from './access.ts';
+import type { Actor, Deps } from './deps.ts';
+import { signalRoutingChange } from './routing-signal.ts';
+
+export function toProject(deps: Pick<Deps, 'urls'>, row: ProjectRow): Project {
+  return {
+    id: row.id,
+    name: row.name,
+    repositoryUrl: row.repository_url,
+    branch: row.branch,
+    framework: row.framework,
+    organizationId: row.organization_id,
+    status: row.status,
+    deploymentUrl: row.production_deployment_id ? deps.urls.forHost(row.production_host) : null,
+    productionDeploymentId: row.production_deployment_id,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+/**
+ * The production host label: the project's name when free across the service, else the name
+ * with the organization's, else with a random suffix. Labels stay within DNS's 63 characters.
+ */
+async function allocateProductionHost(
+  db: Kysely<Database>,
+  name: string,
+  orgName: string,
+  projectId?: string,
+) {
+  const candidates = [
+    name,
+    `${name}-${orgName}`.slice(0, 63).replace(/-+$/, ''),
+    `${name.slice(0, 55)}-${randomString(7)}`,
+  ];
+  for (const host of candidates) {
+    let q = db
+      .selectFrom('projects')
+      .select('id')
+      .where('production_host', '=', host)
+      .where('deleted_at', 'is', null);
+    if (projectId) q = q.where('id', '!=', projectId);
+    if (!(await q.executeTakeFirst())) return host;
+  }
+  return `${name.slice(0, 50)}-${randomString(12)}`;
+}
+
+/** Resolves `org` given as an id or a name to an organization the caller belongs to. */
+async function resolveOrganization(deps: Deps, actor: Actor, idOrName: string) {
+  const org = await deps.db
+    .selectFrom('organizations')
+    .select(['id', 'name'])
+    .where((eb) => eb.or([eb('id', '=', idOrName), eb('name', '=', idOrName)]))
+    .executeTakeFirst();
+  if (!org) throw ApiError.notFound(`Organization ${idOrName}`);
+  return org;
+}
+
+/** `settle` (paid operations) runs inside the transaction, so the payment commits with the project. */
+export async function createProject(
+  deps: Deps,
+  actor: Actor,
+  body: CreateProjectBody,
+  settle?: SettleHook,
+): Promise<Project> {
+  const org = await resolveOrganization(deps, actor, body.organizationId);
+  await requireRole(deps, actor, org.id, 'developer', `Organization ${body.organizationId}`);
+  const now = deps.clock.now().toISOString();
+  try {
+    const row = await deps.db.transaction().execute(async (tx) => {
+      await settle?.before(tx);
+      const values = {
+        id: newId('prj'),
+        organization_id: org.id,
+        name: body.name,
+        repository_url: body.repositoryUrl,
+        branch: body.branch ?? 'main',
+        framework: body.framework ?? null,
+        status: 'active' as const,
+        production_host: await allocateProductionHost(tx, body.name, org.name),
+        production_deployment_id: null,
+        created_at: now,
+        updated_at: now,
+        deleted_at: null,
+      };
+      await tx.insertInto('projects').values(values).execute();
+      await settle?.after(tx, values.id);
+      return values;
+    });
+    return toProject(deps, row);
+  } catch (err) {
+    if (isUniqueViolation(err)) {
+      throw ApiError.conflict(`A project named "${body.name}" already exists in organization ${org.name}`);
+    }
+    throw err;
+  }
+}
+
+export async function listProjects(
+  deps: Deps,
+  actor: Actor,
+  q: ListProjectsQuery,
+): Promise<{ items: Project[]; total: number }> {
+  let orgIds: string[];
+  if (q.org) {
+    const org = await resolveOrganization(deps, actor, q.org);
+    await requireRole(deps, actor, org.id, 'viewer', `Organization ${q.org}`);
+    orgIds = [org.id];
+  } else {
+    const rows = await deps.db
+      .selectFrom('memberships')
+      .select('organization_id')
+      .where('user_id', '=', actor.userId)
+      .execute();
+    orgIds = rows.map((r) => r.organization_id);
+  }
+  if (orgIds.length === 0) return { items: [], total: 0 };
+  let base = deps.db.selectFrom('projects').where('organization_id', 'in', orgIds);
+  base = q.status ? base.where('status', '=', q.status) : base.where('status', '!=', 'deleted');
+  const [rows, count] = await Promise.all([
+    base
+      .selectAll()
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(q.limit)
+      .offset((q.page - 1) * q.limit)
+      .execute(),
+    base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { items: rows.map((r) => toProject(deps, r)), total: Number(count.n) };
+}
+
+export async function getProject(deps: Deps, actor: Actor, projectId: string): Promise<Project> {
+  const { project } = await requireProject(deps, actor, projectId, 'viewer');
+  return toProject(deps, project);
+}
+
+export async function updateProject(
+  deps: Deps,
+  actor: Actor,
+  projectId: string,
+  body: UpdateProjectBody,
+): Promise<Project> {
+  const { project } = await requireProject(deps, actor, projectId, 'developer');
+  const now = deps.clock.now().toISOString();
+  try {
+    await deps.db.transaction().execute(async (tx) => {
+      let productionHost = project.production_host;
+      if (body.name && body.name !== project.name) {
+        const org = await tx
+          .selectFrom('organizations')
+          .select('name')
+          .where('id', '=', project.organization_id)
+          .executeTakeFirstOrThrow();
+        productionHost = await allocateProductionHost(tx, body.name, org.name, project.id);
+      }
+      await tx
+        .updateTable('projects')
+        .set({
+          ...(body.name === undefined ? {} : { name: body.name, production_host: productionHost }),
+          ...(body.branch === undefined ? {} : { branch: body.branch }),
+          ...(body.framework === undefined ? {} : { framework: body.framework }),
+          updated_at: now,
+        })
+        .where('id', '=', project.id)
+        .execute();
+    });
+  } catch (err) {
+    if (isUniqueViolation(err))
+      throw ApiError.conflict(`A project named "${body.name}" already exists in this organization`);
+    throw err;
+  }
+  return getProject(deps, actor, projectId);
+}
+
+/** Soft delete: the project stops serving, its domains are released, reads answer 404. */
+export async function deleteProject(deps: Deps, actor: Actor, projectId: string): Promise<void> {
+  const { project } = await requireProject(deps, actor, projectId, 'admin');
+  const now = deps.clock.now().toISOString();
+  await deps.db.transaction().execute(async (tx) => {
+    await tx
+      .updateTable('projects')
+      .set({ status: 'deleted', deleted_at: now, updated_at: now })
+      .where('id', '=', project.id)
+      .execute();
+    await tx.deleteFrom('domains').where('project_id', '=', project.id).execute();
+  });
+  signalRoutingChange();
+}
+
+/** Suspend or resume (CLI). */
+export async function setProjectStatus(
+  deps: Deps,
+  projectId: string,
+  status: 'active' | 'suspended',
+): Promise<void> {
+  const res = await deps.db
+    .updateTable('projects')
+    .set({ status, updated_at: deps.clock.now().toISOString() })
+    .where((eb) => eb.or([eb('id', '=', projectId), eb('name', '=', projectId)]))
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+  if (Number(res.numUpdatedRows) === 0) throw ApiError.notFound(`Project ${projectId}`);
+  signalRoutingChange();
+}

@@ -1,0 +1,68 @@
+import { performance } from 'node:perf_hooks';
+import type { Notifier } from '../store/notify.ts';
+
+/** "What a token lookup answers changed": every process drops the tokens it remembers. */
+export const TOKENS_CHANNEL = 'slipway_tokens';
+
+/**
+ * Remembers recent token lookups for `SLIPWAY_TOKEN_CACHE_TTL` (default a second): under load one lookup serves thousands of
+ * requests. A revocation, plan or membership change drops everything at once, in this process
+ * directly and in the others through the notifier (LISTEN/NOTIFY on PostgreSQL), so a revoked
+ * token stops working at once and a new plan applies at once; only a change made outside the
+ * service (SQL by hand) waits for the expiry.
+ * Unknown tokens are never remembered: a new token works at once, and guessing fills nothing.
+ */
+/** What a token lookup found (server/http/auth.ts). */
+export interface CachedToken {
+  tokenId: string;
+  userId: string;
+  email: string;
+  lastUsedAt: string | null;
+  /** The best plan among the owner's organizations: 1 free, 2 pro, 3 enterprise. */
+  rank: number;
+}
+
+export interface TokenCache {
+  get(tokenHash: string): CachedToken | undefined;
+  set(tokenHash: string, value: CachedToken): void;
+  /**
+   * Call after a change to what a lookup answers committed: a token revoked, an organization's
+   * plan changed, a membership added or removed (the rate-limit tier is the owner's best plan).
+   */
+  invalidate(): void;
+}
+
+export function createTokenCache(
+  notifier: Notifier,
+  ttlMs: number,
+  now = () => performance.now(),
+): TokenCache {
+  const entries = new Map<string, { value: CachedToken; until: number }>();
+  let unsubscribe: (() => void) | undefined;
+  const listen = () => {
+    // A null payload means notifications may have been missed: forget everything too.
+    unsubscribe ??= notifier.crossProcess
+      ? notifier.subscribe(TOKENS_CHANNEL, () => entries.clear())
+      : () => {};
+  };
+  return {
+    get(tokenHash) {
+      listen();
+      const hit = entries.get(tokenHash);
+      if (!hit) return undefined;
+      if (hit.until > now()) return hit.value;
+      entries.delete(tokenHash);
+      return undefined;
+    },
+    set(tokenHash, value) {
+      if (ttlMs <= 0) return;
+      // Bounded: past this many live tokens, start over rather than grow.
+      if (entries.size >= 10_000) entries.clear();
+      entries.set(tokenHash, { value, until: now() + ttlMs });
+    },
+    invalidate() {
+      entries.clear();
+      notifier.publish(TOKENS_CHANNEL, '');
+    },
+  };
+}

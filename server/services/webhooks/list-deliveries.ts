@@ -1,0 +1,54 @@
+import type { Kysely } from 'kysely';
+import type { Delivery, ListDeliveriesQuery } from '../../../api/schemas/webhooks.ts';
+import type { Database } from '../../store/schema.ts';
+import type { Actor, Deps } from '../deps.ts';
+import { requireWebhook } from './require-webhook.ts';
+import { toDelivery, type AttemptRow, type DeliveryRow } from './to-webhook.ts';
+
+/** Attaches each delivery's attempts, oldest first, with one query for the whole page. */
+export async function withAttempts(db: Kysely<Database>, rows: DeliveryRow[]): Promise<Delivery[]> {
+  if (rows.length === 0) return [];
+  const attempts = await db
+    .selectFrom('webhook_attempts')
+    .selectAll()
+    .where(
+      'delivery_id',
+      'in',
+      rows.map((r) => r.id),
+    )
+    .orderBy('at')
+    .orderBy('id')
+    .execute();
+  const byDelivery = new Map<string, AttemptRow[]>();
+  for (const a of attempts) byDelivery.set(a.delivery_id, [...(byDelivery.get(a.delivery_id) ?? []), a]);
+  return rows.map((r) => toDelivery(r, byDelivery.get(r.id) ?? []));
+}
+
+/** A webhook's deliveries, newest first, each with its attempts (any member). */
+export async function listDeliveries(
+  deps: Deps,
+  actor: Actor,
+  projectId: string,
+  webhookId: string,
+  q: ListDeliveriesQuery,
+): Promise<{ items: Delivery[]; total: number }> {
+  const { webhook } = await requireWebhook(deps, actor, projectId, webhookId, 'viewer');
+  // One snapshot for the deliveries and their attempts: on PostgreSQL two separate reads could see
+  // a delivery still pending beside the attempt that already ended it.
+  let read = deps.db.transaction();
+  if (deps.store.dialect.name === 'postgres') read = read.setIsolationLevel('repeatable read');
+  return read.execute(async (tx) => {
+    const base = tx.selectFrom('webhook_deliveries').where('webhook_id', '=', webhook.id);
+    const rows = await base
+      .selectAll()
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(q.limit)
+      .offset((q.page - 1) * q.limit)
+      .execute();
+    const count = await base
+      .select((eb) => eb.fn.countAll<string | number>().as('n'))
+      .executeTakeFirstOrThrow();
+    return { items: await withAttempts(tx, rows), total: Number(count.n) };
+  });
+}

@@ -1,0 +1,46 @@
+import type { Selectable } from 'kysely';
+import type {
+  Delivery,
+  DeliveryAttempt,
+  Webhook,
+  WebhookEvent,
+  WebhookPayload,
+} from '../../../api/schemas/webhooks.ts';
+import type { WebhookAttemptsTable, WebhookDeliveriesTable, WebhooksTable } from '../../store/schema.ts';
+
+export type WebhookRow = Selectable<WebhooksTable>;
+export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
+export type AttemptRow = Selectable<WebhookAttemptsTable>;
+
+/** The wire shape of a webhook: never the secret. */
+export function toWebhook(row: WebhookRow): Webhook {
+  return {
+    id: row.id,
+    url: row.url,
+    events: JSON.parse(row.events) as WebhookEvent[],
+    active: row.active === 1,
+    createdAt: row.created_at,
+  };
+}
+
+export function toAttempt(row: AttemptRow): DeliveryAttempt {
+  return {
+    at: row.at,
+    statusCode: row.status_code === null ? null : Number(row.status_code),
+    durationMs: Number(row.duration_ms),
+    error: row.error,
+  };
+}
+
+export function toDelivery(row: DeliveryRow, attempts: AttemptRow[]): Delivery {
+  return {
+    id: row.id,
+    webhookId: row.webhook_id,
+    event: row.event as WebhookEvent,
+    status: row.status,
+    attempts: attempts.map(toAttempt),
+    nextAttemptAt: row.next_attempt_at,
+    payload: JSON.parse(row.payload) as WebhookPayload,
+    createdAt: row.created_at,
+  };
+}

@@ -1,0 +1,151 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import SqliteDatabase from 'better-sqlite3';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, type MigrationProvider } from 'kysely';
+import pg from 'pg';
+import { dialectHelpers, type DialectHelpers } from './dialect.ts';
+import { allMigrations } from './migrations/index.ts';
+import { createLocalNotifier, createPostgresNotifier, type Notifier } from './notify.ts';
+import { registerAsyncCommitRunner, registerDirectRunner } from './prepared.ts';
+import type { Database } from './schema.ts';
+
+export interface Store {
+  db: Kysely<Database>;
+  dialect: DialectHelpers;
+  /** Wake-ups between processes (LISTEN/NOTIFY on PostgreSQL, in-process on SQLite). */
+  notifier: Notifier;
+  /** Runs pending migrations; safe to call on every start. */
+  migrate(): Promise<string[]>;
+  /** True when the database answers. */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+export interface StoreOptions {
+  /** `postgres://...` switches to PostgreSQL; otherwise SQLite under dataDir. */
+  databaseUrl?: string | undefined;
+  dataDir: string;
+  /** PostgreSQL pool size. */
+  poolSize?: number;
+  /** Where a lost notification connection or a failed NOTIFY is reported. */
+  onError?: (err: unknown, what: string) => void;
+}
+
+export function openStore(opts: StoreOptions): Store {
+  if (opts.databaseUrl && /^postgres(ql)?:\/\//.test(opts.databaseUrl)) {
+    const pool = openPool(opts.databaseUrl, opts.poolSize ?? 10);
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    // Frequent small writes (the rate-limit count) go through two connections that commit without
+    // waiting for the disk: every request of one token updates one row, and waiting for each
+    // commit's flush while holding that row's lock would serialize them (see server/store/prepared.ts).
+    const asyncPool = openPool(opts.databaseUrl, 2, '-c synchronous_commit=off');
+    registerAsyncCommitRunner(
+      db,
+      async (text, params) =>
+        (await asyncPool.query<Record<string, unknown>>(text, params as unknown[])).rows,
+    );
+    const notifier = createPostgresNotifier({
+      connectionString: opts.databaseUrl,
+      db,
+      ...(opts.onError ? { onError: opts.onError } : {}),
+    });
+    return makeStore(db, dialectHelpers('postgres'), notifier, () => asyncPool.end());
+  }
+  mkdirSync(opts.dataDir, { recursive: true });
+  const file = join(opts.dataDir, 'slipway.db');
+  const sqlite = new SqliteDatabase(file);
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma('foreign_keys = ON');
+  const statements = withStatementCache(sqlite);
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) });
+  // A transaction holds Kysely's connection lock across awaits; a statement run beside it would
+  // join it. Only a connection with no transaction open runs statements directly.
+  const runOn = (text: string) => {
+    const stmt = statements.prepare(text);
+    return (params: readonly unknown[]): unknown[] => {
+      if (stmt.reader) return stmt.all(params);
+      stmt.run(params);
+      return [];
+    };
+  };
+  const runMany = sqlite.transaction((text: string, lists: readonly (readonly unknown[])[]) =>
+    lists.map(runOn(text)),
+  );
+  registerDirectRunner(db, {
+    run: (text, params) => (sqlite.inTransaction ? undefined : runOn(text)(params)),
+    runMany: (text, lists) => (sqlite.inTransaction ? undefined : runMany(text, lists)),
+  });
+  return makeStore(db, dialectHelpers('sqlite'), createLocalNotifier());
+}
+
+/**
+ * Kysely prepares every query anew, and preparing costs more than running a point query; the
+ * statements are kept by their SQL text (queries are parameterised, so the set stays small).
+ */
+function withStatementCache(sqlite: SqliteDatabase.Database) {
+  const cache = new Map<string, SqliteDatabase.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare(text: string) {
+      let stmt = cache.get(text);
+      if (!stmt) {
+        if (cache.size >= 1000) cache.clear();
+        stmt = sqlite.prepare(text);
+        cache.set(text, stmt);
+      }
+      return stmt;
+    },
+  };
+}
+
+function openPool(connectionString: string, max: number, options?: string): pg.Pool {
+  const pool = new pg.Pool({
+    connectionString,
+    max,
+    ...(options ? { options } : {}),
+    // While the database is unreachable a request fails fast (503) instead of queueing forever.
+    connectionTimeoutMillis: 5000,
+  });
+  // An idle client losing its connection must not crash the process; the next query reconnects.
+  pool.on('error', () => undefined);
+  // A checked-out client (between the statements of a transaction) has no pool listener; its
+  // connection dropping must fail the next query, not crash the process.
+  pool.on('connect', (client) => void client.on('error', () => undefined));
+  return pool;
+}
+
+function makeStore(
+  db: Kysely<Database>,
+  dialect: DialectHelpers,
+  notifier: Notifier,
+  closeMore: () => Promise<void> = async () => undefined,
+): Store {
+  const provider: MigrationProvider = { getMigrations: async () => allMigrations(dialect) };
+  return {
+    db,
+    dialect,
+    notifier,
+    async migrate() {
+      const migrator = new Migrator({ db, provider });
+      const { error, results } = await migrator.migrateToLatest();
+      if (error)
+        throw error instanceof Error ? error : new Error(`migration failed: ${JSON.stringify(error)}`);
+      return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+    },
+    async ping() {
+      try {
+        await db.selectFrom('users').select('id').limit(1).execute();
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    async close() {
+      await notifier.close();
+      await db.destroy();
+      await closeMore();
+    },
+  };
+}

@@ -1,0 +1,333 @@
+import type { Generated } from 'kysely';
+
+/**
+ * Column conventions, so that SQLite and PostgreSQL behave the same:
+ * timestamps are ISO 8601 strings (they sort as text), booleans are 0/1 integers,
+ * structured values are JSON text, money is integer cents.
+ */
+export interface UsersTable {
+  id: string;
+  email: string;
+  created_at: string;
+}
+
+export interface TokensTable {
+  id: string;
+  user_id: string;
+  name: string;
+  token_hash: string;
+  prefix: string;
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+export interface OrganizationsTable {
+  id: string;
+  name: string;
+  display_name: string;
+  plan: 'free' | 'pro' | 'enterprise';
+  /** Set on a user's personal organization. */
+  personal_user_id: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface MembershipsTable {
+  id: string;
+  organization_id: string;
+  email: string;
+  user_id: string | null;
+  role: 'owner' | 'admin' | 'developer' | 'viewer';
+  invited_at: string;
+  joined_at: string | null;
+}
+
+export interface ProjectsTable {
+  id: string;
+  organization_id: string;
+  name: string;
+  repository_url: string;
+  branch: string;
+  framework: string | null;
+  status: 'active' | 'suspended' | 'deleted';
+  /** Host label of the production URL, unique among projects that are not deleted. */
+  production_host: string;
+  production_deployment_id: string | null;
+  created_at: string;
+  updated_at: string;
+  deleted_at: string | null;
+}
+
+export interface DeploymentsTable {
+  id: string;
+  project_id: string;
+  status: 'queued' | 'building' | 'deploying' | 'live' | 'failed';
+  target: 'production' | 'preview';
+  branch: string;
+  /** The commit asked for (pinned), if any. */
+  requested_commit: string | null;
+  commit_hash: string | null;
+  commit_message: string | null;
+  message: string | null;
+  author: string | null;
+  /** Host label of the deployment's own URL. */
+  host: string;
+  build_duration_ms: number | null;
+  deploy_duration_ms: number | null;
+  error_message: string | null;
+  rollback_from: string | null;
+  /** The deployment whose build this one reuses (rollback). */
+  source_deployment_id: string | null;
+  artifact_id: string | null;
+  /** JSON `{ kind: 'static' | 'node', spa, startCommand? }` once built (server/edge reads it). */
+  runtime: string | null;
+  created_by: string | null;
+  created_at: string;
+  updated_at: string;
+  started_at: string | null;
+  ready_at: string | null;
+  promoted_at: string | null;
+}
+
+export interface DeploymentLogsTable {
+  id: Generated<number>;
+  deployment_id: string;
+  type: 'build' | 'runtime' | 'error';
+  at: string;
+  line: string;
+}
+
+export interface JobsTable {
+  id: string;
+  kind: string;
+  payload: string;
+  status: 'queued' | 'running' | 'done' | 'failed';
+  run_at: string;
+  attempts: number;
+  max_attempts: number;
+  lease_until: string | null;
+  locked_by: string | null;
+  last_error: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface DomainsTable {
+  id: string;
+  project_id: string;
+  domain: string;
+  status: 'pending' | 'verified';
+  ssl_status: 'pending' | 'active' | 'failed';
+  ssl_error: string | null;
+  verification_token: string;
+  verified_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface EnvVarsTable {
+  id: string;
+  project_id: string;
+  key: string;
+  environment: 'production' | 'preview' | 'development';
+  /** AES-256-GCM ciphertext, see server/lib/secrets.ts. */
+  value_ciphertext: string;
+  encrypted: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WebhooksTable {
+  id: string;
+  project_id: string;
+  url: string;
+  events: string;
+  secret_ciphertext: string;
+  active: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WebhookDeliveriesTable {
+  id: string;
+  webhook_id: string;
+  event: string;
+  payload: string;
+  status: 'pending' | 'success' | 'failed';
+  attempt_count: number;
+  next_attempt_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface WebhookAttemptsTable {
+  id: Generated<number>;
+  delivery_id: string;
+  at: string;
+  status_code: number | null;
+  duration_ms: number;
+  error: string | null;
+}
+
+export interface RateLimitsTable {
+  token_id: string;
+  window_start: number;
+  count: number;
+}
+
+export interface AlertsTable {
+  id: string;
+  project_id: string;
+  type: 'high_error_rate' | 'deployment_failed' | 'health_check_failed';
+  status: 'active' | 'resolved';
+  message: string;
+  created_at: string;
+  resolved_at: string | null;
+}
+
+export interface HealthChecksTable {
+  id: Generated<number>;
+  project_id: string;
+  at: string;
+  ok: number;
+  status_code: number | null;
+  response_time_ms: number | null;
+  error: string | null;
+}
+
+export interface RequestRollupsTable {
+  project_id: string;
+  /** Start of the minute, ISO. */
+  minute: string;
+  requests: number;
+  success: number;
+  errors: number;
+  bytes: number;
+  latency_sum_ms: number;
+  /** JSON array of counts per latency bucket (server/monitoring/histogram.ts). */
+  latency_hist: string;
+  /** JSON object of status code to count for 4xx and 5xx. */
+  status_counts: string;
+}
+
+/** Append-only prepaid ledger: top-ups (positive) and charges (negative); a balance is a sum. */
+export interface LedgerEntriesTable {
+  /** `chg_` for charges, `top_` for top-ups. */
+  id: string;
+  organization_id: string;
+  /** Signed integer cents: positive for a top-up, negative for a charge. */
+  amount_cents: number;
+  kind: 'topup' | 'charge';
+  /** Payment method of a charge (`ledger`). */
+  method: string | null;
+  /** The resource a charge paid for (`prj_...`, `dpl_...`), or a top-up's note. */
+  reference: string | null;
+  /** The paid operation, e.g. `POST /api/v1/projects`. */
+  operation: string | null;
+  /** The payment challenge a charge settled; unique, so a credential pays once. */
+  challenge_id: string | null;
+  /** Who paid (charges) or null (top-ups from the CLI). */
+  user_id: string | null;
+  created_at: string;
+}
+
+/** One Idempotency-Key of one user: claimed while the first request runs, then its stored answer. */
+export interface IdempotencyKeysTable {
+  user_id: string;
+  key: string;
+  method: string;
+  /** Path and query string of the first request. */
+  path: string;
+  /** SHA-256 of the first request's body in canonical JSON. */
+  body_hash: string;
+  state: 'in-progress' | 'done';
+  status: number | null;
+  response_body: string | null;
+  /** JSON object of the response headers a replay repeats. */
+  response_headers: string | null;
+  created_at: string;
+  expires_at: string;
+}
+
+/** The current certificate of a custom domain (one per domain; a renewal replaces it). */
+export interface CertificatesTable {
+  domain_id: string;
+  /** The host name, as the TLS listener looks it up by SNI. */
+  domain: string;
+  /** The leaf certificate followed by its chain, PEM. */
+  cert_pem: string;
+  /** The private key (PEM), encrypted with server/lib/secrets.ts. */
+  key_ciphertext: string;
+  /** The issuer's common name (`Pebble Intermediate CA ...`, `Slipway self-signed`). */
+  issuer: string;
+  /** 1 when issued locally without a certificate authority. */
+  self_signed: number;
+  not_before: string;
+  not_after: string;
+  created_at: string;
+  updated_at: string;
+}
+
+/** The ACME account of one directory; its key is created once and kept. */
+export interface AcmeAccountsTable {
+  directory_url: string;
+  /** The account's private key (PEM), encrypted. */
+  key_ciphertext: string;
+  account_url: string | null;
+  email: string | null;
+  created_at: string;
+}
+
+/** An HTTP-01 challenge in progress: any edge answers `/.well-known/acme-challenge/<token>` from it. */
+export interface AcmeChallengesTable {
+  token: string;
+  key_authorization: string;
+  domain: string;
+  created_at: string;
+  expires_at: string;
+}
+
+/** CPU and memory of one deployment's server process(es), summed per minute. */
+export interface RuntimeSamplesTable {
+  project_id: string;
+  /** Start of the minute, ISO. */
+  minute: string;
+  deployment_id: string;
+  /** Samples taken in the minute. */
+  samples: number;
+  /** Sum of the samples' CPU use, in hundredths of a percent of one core. */
+  cpu_sum: number;
+  /** Highest sample, in hundredths of a percent. */
+  cpu_max: number;
+  /** Sum of the samples' resident memory, bytes. */
+  ram_sum: number;
+  /** Highest sample, bytes. */
+  ram_max: number;
+}
+
+export interface Database {
+  users: UsersTable;
+  tokens: TokensTable;
+  organizations: OrganizationsTable;
+  memberships: MembershipsTable;
+  projects: ProjectsTable;
+  deployments: DeploymentsTable;
+  deployment_logs: DeploymentLogsTable;
+  jobs: JobsTable;
+  domains: DomainsTable;
+  env_vars: EnvVarsTable;
+  webhooks: WebhooksTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
+  rate_limits: RateLimitsTable;
+  alerts: AlertsTable;
+  health_checks: HealthChecksTable;
+  request_rollups: RequestRollupsTable;
+  ledger_entries: LedgerEntriesTable;
+  idempotency_keys: IdempotencyKeysTable;
+  certificates: CertificatesTable;
+  acme_accounts: AcmeAccountsTable;
+  acme_challenges: AcmeChallengesTable;
+  runtime_samples: RuntimeSamplesTable;
+}

@@ -1,0 +1,137 @@
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { request, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { createArtifactStore } from '../../server/builder/artifacts.ts';
+import { newId, randomString } from '../../server/lib/ids.ts';
+import type { DeploymentsTable, ProjectsTable } from '../../server/store/schema.ts';
+import type { TestApp } from './app.ts';
+
+/** Stores `files` (site path -> content) as a real artifact under `root`; returns its id. */
+export async function storeSite(root: string, files: Record<string, string | Buffer>): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'slipway-site-'));
+  try {
+    for (const [path, content] of Object.entries(files)) {
+      const abs = join(dir, path);
+      mkdirSync(dirname(abs), { recursive: true });
+      writeFileSync(abs, content);
+    }
+    const stored = await createArtifactStore(root).storeDirectory(dir, { maxBytes: 1e9, maxFiles: 10_000 });
+    return stored.artifactId;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** Inserts a project row straight into the database; returns it. */
+export async function insertProject(
+  t: TestApp,
+  orgId: string,
+  values: Partial<ProjectsTable> = {},
+): Promise<ProjectsTable> {
+  const now = t.deps.clock.now().toISOString();
+  const name = values.name ?? `p-${randomString(8)}`;
+  const row: ProjectsTable = {
+    id: newId('prj'),
+    organization_id: orgId,
+    name,
+    repository_url: 'https://example.com/repo.git',
+    branch: 'main',
+    framework: null,
+    status: 'active',
+    production_host: name,
+    production_deployment_id: null,
+    created_at: now,
+    updated_at: now,
+    deleted_at: null,
+    ...values,
+  };
+  await t.deps.db.insertInto('projects').values(row).execute();
+  return row;
+}
+
+/** Inserts a deployment row (live, production, with a random host) straight into the database. */
+export async function insertDeployment(
+  t: TestApp,
+  projectId: string,
+  values: Partial<DeploymentsTable> = {},
+): Promise<DeploymentsTable> {
+  const now = t.deps.clock.now().toISOString();
+  const row: DeploymentsTable = {
+    id: newId('dpl'),
+    project_id: projectId,
+    status: 'live',
+    target: 'production',
+    branch: 'main',
+    requested_commit: null,
+    commit_hash: null,
+    commit_message: null,
+    message: null,
+    author: null,
+    host: `d-${randomString(10)}`,
+    build_duration_ms: null,
+    deploy_duration_ms: null,
+    error_message: null,
+    rollback_from: null,
+    source_deployment_id: null,
+    artifact_id: null,
+    runtime: null,
+    created_by: null,
+    created_at: now,
+    updated_at: now,
+    started_at: null,
+    ready_at: null,
+    promoted_at: null,
+    ...values,
+  };
+  await t.deps.db.insertInto('deployments').values(row).execute();
+  return row;
+}
+
+/** Listens on 127.0.0.1 on a free port; returns the port. */
+export function listen(server: Server): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port));
+  });
+}
+
+export interface EdgeAnswer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+  text: string;
+}
+
+/** One HTTP/1.1 request to 127.0.0.1:port with this Host header; `path` is sent exactly as given. */
+export function edgeRequest(
+  port: number,
+  host: string,
+  path: string,
+  opts: { method?: string; headers?: Record<string, string>; body?: string | Buffer } = {},
+): Promise<EdgeAnswer> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: opts.method ?? 'GET',
+        headers: { host, ...opts.headers },
+        agent: false,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('error', reject);
+        res.on('end', () => {
+          const body = Buffer.concat(chunks);
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body, text: body.toString('utf8') });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(opts.body);
+  });
+}

@@ -1,0 +1,17 @@
+/**
+ * Polls `check` every few milliseconds until it returns something truthy, and returns that;
+ * fails with `what` after `timeoutMs`. For effects of background workers that tests cannot await.
+ */
+export async function waitFor<T>(
+  what: string,
+  check: () => T | Promise<T>,
+  timeoutMs = 5000,
+): Promise<Exclude<T, false | 0 | '' | null | undefined>> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value as Exclude<T, false | 0 | '' | null | undefined>;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}

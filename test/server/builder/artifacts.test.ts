@@ -1,0 +1,139 @@
+import { createHash } from 'node:crypto';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createArtifactStore } from '../../../server/builder/artifacts.ts';
+import { BuildError } from '../../../server/builder/build-error.ts';
+
+const dirs: string[] = [];
+afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+function tempDir(files: Record<string, string> = {}): string {
+  const dir = mkdtempSync(join(tmpdir(), 'slipway-art-'));
+  dirs.push(dir);
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, path)), { recursive: true });
+    writeFileSync(join(dir, path), content);
+  }
+  return dir;
+}
+
+const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+const limits = { maxBytes: 1024 * 1024, maxFiles: 1000 };
+
+/** Every blob file under <root>/blobs. */
+const blobs = (root: string) =>
+  readdirSync(join(root, 'blobs')).flatMap((prefix) =>
+    readdirSync(join(root, 'blobs', prefix)).map((b) => `${prefix}/${b}`),
+  );
+
+describe('artifact store', () => {
+  it('stores each file as a blob and writes the manifest in the agreed format', async () => {
+    const root = tempDir();
+    const store = createArtifactStore(root, { now: () => new Date('2026-11-22T10:00:00.000Z') });
+    const site = tempDir({
+      'index.html': '<h1>hi</h1>',
+      'assets/app.js': 'console.log(1)',
+      'assets/empty.txt': '',
+    });
+
+    const stored = await store.storeDirectory(site, limits);
+    expect(stored.artifactId).toMatch(/^art_[a-z0-9]{20}$/);
+    expect(stored).toMatchObject({ fileCount: 3, totalBytes: 11 + 14 });
+
+    const onDisk = JSON.parse(readFileSync(join(root, 'manifests', `${stored.artifactId}.json`), 'utf8'));
+    expect(onDisk).toEqual({
+      id: stored.artifactId,
+      createdAt: '2026-11-22T10:00:00.000Z',
+      totalBytes: 25,
+      files: {
+        '/assets/app.js': { hash: sha('console.log(1)'), size: 14 },
+        '/assets/empty.txt': { hash: sha(''), size: 0 },
+        '/index.html': { hash: sha('<h1>hi</h1>'), size: 11 },
+      },
+    });
+    const hash = sha('<h1>hi</h1>');
+    expect(store.blobPath(hash)).toBe(join(root, 'blobs', hash.slice(0, 2), hash));
+    expect(readFileSync(store.blobPath(hash), 'utf8')).toBe('<h1>hi</h1>');
+    expect(await store.readManifest(stored.artifactId)).toEqual(onDisk);
+    // Nothing is left behind in the temporary directory.
+    expect(readdirSync(join(root, 'tmp'))).toEqual([]);
+  });
+
+  it('stores identical content once, within and across artifacts', async () => {
+    const root = tempDir();
+    const store = createArtifactStore(root);
+    const a = await store.storeDirectory(
+      tempDir({ 'a.txt': 'same', 'b.txt': 'same', 'c.txt': 'one' }),
+      limits,
+    );
+    const b = await store.storeDirectory(tempDir({ 'x/a.txt': 'same', 'd.txt': 'two' }), limits);
+    expect(a.artifactId).not.toBe(b.artifactId);
+    expect(blobs(root).sort()).toEqual(
+      [sha('same'), sha('one'), sha('two')].map((h) => `${h.slice(0, 2)}/${h}`).sort(),
+    );
+  });
+
+  it('leaves symbolic links and excluded paths out', async () => {
+    const outside = tempDir({ 'secret.txt': 'do not publish' });
+    const site = tempDir({ 'index.html': 'x', '.git/config': 'y', 'nested/.git/keep': 'z' });
+    symlinkSync(join(outside, 'secret.txt'), join(site, 'leak.txt'));
+    symlinkSync(outside, join(site, 'linked-dir'));
+    const skipped: string[] = [];
+    const store = createArtifactStore(tempDir());
+    const stored = await store.storeDirectory(site, {
+      ...limits,
+      exclude: ['.git'],
+      onSkip: (path, reason) => skipped.push(`${path}: ${reason}`),
+    });
+    const manifest = await store.readManifest(stored.artifactId);
+    expect(Object.keys(manifest!.files)).toEqual(['/index.html', '/nested/.git/keep']);
+    expect(skipped.sort()).toEqual(['/leak.txt: symbolic link', '/linked-dir: symbolic link']);
+  });
+
+  it('refuses an output over the size limit, saying how big it is', async () => {
+    const store = createArtifactStore(tempDir());
+    const site = tempDir({ 'big.bin': 'x'.repeat(3 * 1024 * 1024), 'more.bin': 'y'.repeat(1024 * 1024) });
+    const attempt = store.storeDirectory(site, { maxBytes: 2 * 1024 * 1024, maxFiles: 10 });
+    await expect(attempt).rejects.toThrow(BuildError);
+    await expect(store.storeDirectory(site, { maxBytes: 2 * 1024 * 1024, maxFiles: 10 })).rejects.toThrow(
+      'The build output is 4 MiB, over the 2 MiB limit (SLIPWAY_MAX_OUTPUT_SIZE). Leave large files out of the output directory.',
+    );
+  });
+
+  it('refuses an output of too many files', async () => {
+    const store = createArtifactStore(tempDir());
+    const site = tempDir({ a: '1', b: '2', c: '3' });
+    await expect(store.storeDirectory(site, { maxBytes: 1000, maxFiles: 2 })).rejects.toThrow(
+      'The build output has more than 2 files, the limit (SLIPWAY_MAX_OUTPUT_FILES).',
+    );
+  });
+
+  it('answers null for an unknown or malformed artifact id, never reading outside the store', async () => {
+    const root = tempDir();
+    const store = createArtifactStore(root);
+    expect(await store.readManifest('art_aaaaaaaaaaaaaaaaaaaa')).toBeNull();
+    expect(await store.readManifest('../../etc/passwd')).toBeNull();
+    expect(() => store.blobPath('../x')).toThrow(/Not a sha256 hash/);
+  });
+
+  it('keeps manifests in memory once read (they never change)', async () => {
+    const root = tempDir();
+    const store = createArtifactStore(root);
+    const { artifactId } = await store.storeDirectory(tempDir({ 'index.html': 'x' }), limits);
+    const first = await store.readManifest(artifactId);
+    rmSync(join(root, 'manifests', `${artifactId}.json`));
+    expect(await store.readManifest(artifactId)).toBe(first);
+    // A fresh store (another process) reads the disk.
+    expect(await createArtifactStore(root).readManifest(artifactId)).toBeNull();
+  });
+});

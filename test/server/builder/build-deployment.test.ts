@@ -1,0 +1,296 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createArtifactStore, type ArtifactStore } from '../../../server/builder/artifacts.ts';
+import { BuildCancelledError, BuildError, BuildTimeoutError } from '../../../server/builder/build-error.ts';
+import {
+  buildDeployment,
+  type BuildDeploymentOptions,
+  type BuildLogType,
+} from '../../../server/builder/build-deployment.ts';
+import { createGitRepo, type GitRepo } from '../../helpers/git-repo.ts';
+
+/** Whether a process still runs (a zombie left for a reaper that is not ours counts as gone). */
+function running(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+describe('buildDeployment', () => {
+  let root: string;
+  let artifacts: ArtifactStore;
+  const repos: GitRepo[] = [];
+
+  beforeAll(() => {
+    root = mkdtempSync(join(tmpdir(), 'slipway-build-'));
+    artifacts = createArtifactStore(join(root, 'artifacts'));
+  });
+  afterAll(() => {
+    rmSync(root, { recursive: true, force: true });
+    repos.forEach((r) => r.remove());
+  });
+
+  const fixtureRepo = (name: string) => {
+    const repo = createGitRepo({ fromFixture: name });
+    repos.push(repo);
+    return repo;
+  };
+
+  const build = async (repo: GitRepo, opts: Partial<BuildDeploymentOptions> = {}) => {
+    const lines: { type: BuildLogType; line: string }[] = [];
+    const run = buildDeployment({
+      repositoryUrl: repo.url,
+      ref: 'main',
+      env: {},
+      secrets: [],
+      workspaceRoot: join(root, 'workspaces'),
+      artifacts,
+      timeoutMs: 60_000,
+      maxOutputBytes: 10 * 1024 * 1024,
+      log: (type, line) => lines.push({ type, line }),
+      ...opts,
+    });
+    const result = await run.catch((err: Error) => err);
+    return { result, lines, text: lines.map((l) => l.line) };
+  };
+
+  const workspaces = () => readdirSync(join(root, 'workspaces'));
+  const blobCount = () =>
+    readdirSync(join(root, 'artifacts', 'blobs')).reduce(
+      (n, prefix) => n + readdirSync(join(root, 'artifacts', 'blobs', prefix)).length,
+      0,
+    );
+  const fileOf = async (artifactId: string, path: string) => {
+    const manifest = await artifacts.readManifest(artifactId);
+    const entry = manifest?.files[path];
+    if (!entry) throw new Error(`${path} is not in ${artifactId}`);
+    return readFileSync(artifacts.blobPath(entry.hash), 'utf8');
+  };
+
+  describe('a static build', () => {
+    let repo: GitRepo;
+    let first: Awaited<ReturnType<typeof build>>;
+    let blobsAfterFirst: number;
+
+    beforeAll(async () => {
+      repo = fixtureRepo('static-build');
+      process.env.SLIPWAY_TEST_SERVER_ONLY = 'server-secret';
+      try {
+        first = await build(repo, {
+          env: { PUBLIC_MESSAGE: 'hello', API_TOKEN: 'tok_abcdef123456', PATH: '/nowhere' },
+          secrets: ['tok_abcdef123456'],
+        });
+      } finally {
+        delete process.env.SLIPWAY_TEST_SERVER_ONLY;
+      }
+      blobsAfterFirst = blobCount();
+    });
+
+    it('checks out, detects, builds and stores the output', async () => {
+      const result = first.result;
+      if (result instanceof Error) throw result;
+      expect(result).toMatchObject({
+        commitHash: repo.git('rev-parse', 'HEAD'),
+        commitMessage: 'Initial commit',
+        author: 'author@example.com',
+        framework: 'static',
+        frameworkDetected: true,
+        kind: 'static',
+        spa: false,
+        fileCount: 3,
+      });
+      expect(result.startCommand).toBeUndefined();
+      const manifest = await artifacts.readManifest(result.artifactId);
+      expect(Object.keys(manifest!.files)).toEqual(['/assets/app.js', '/build-env.json', '/index.html']);
+      expect(await fileOf(result.artifactId, '/index.html')).toContain('Built by Slipway');
+    });
+
+    it('logs each phase with a header line', () => {
+      const text = first.text;
+      expect(text[0]).toBe('==> Cloning repository');
+      expect(text).toContain('Detected framework: Static site (build: npm run build, output: dist)');
+      expect(text).toContain('==> Skipping install: no dependencies in package.json');
+      expect(text).toContain('==> Building: npm run build');
+      expect(text).toContain('Bundling 1 module');
+      expect(text).toContain('warning: this build is a fixture');
+      expect(text).toContain('done without a trailing newline');
+      expect(text).toContain('==> Storing build output from dist');
+      expect(text.filter((l) => /^Stored 3 files \(\d+ bytes\)$/.test(l))).toHaveLength(1);
+      expect(text.at(-1)).toMatch(/^==> Build completed in \d+(\.\d)?m?s$/);
+      expect(first.lines.every((l) => l.type === 'build')).toBe(true);
+    });
+
+    it('gives the build the project variables and nothing of the server environment', async () => {
+      if (first.result instanceof Error) throw first.result;
+      const env = JSON.parse(await fileOf(first.result.artifactId, '/build-env.json'));
+      expect(env).toMatchObject({
+        PUBLIC_MESSAGE: 'hello',
+        SERVER_ONLY: null,
+        NODE_ENV: 'production',
+        CI: '1',
+      });
+      expect(env.HOME.startsWith(join(root, 'workspaces'))).toBe(true);
+      expect(env.KEYS).toEqual(['API_TOKEN', 'CI', 'HOME', 'NODE_ENV', 'PATH', 'PUBLIC_MESSAGE']);
+    });
+
+    it('masks secret values in the log', () => {
+      expect(first.text).toContain('Using token *** for the CMS');
+      expect(first.text.join('\n')).not.toContain('tok_abcdef123456');
+    });
+
+    it('removes the workspace', () => {
+      expect(workspaces()).toEqual([]);
+    });
+
+    it('stores identical files once across two builds', async () => {
+      const second = await build(repo, {
+        env: { PUBLIC_MESSAGE: 'hello', API_TOKEN: 'tok_abcdef123456', PATH: '/nowhere' },
+      });
+      if (second.result instanceof Error) throw second.result;
+      if (first.result instanceof Error) throw first.result;
+      expect(second.result.artifactId).not.toBe(first.result.artifactId);
+      const before = (await artifacts.readManifest(first.result.artifactId))!.files;
+      const after = (await artifacts.readManifest(second.result.artifactId))!.files;
+      expect(after['/index.html']).toEqual(before['/index.html']);
+      expect(after['/assets/app.js']).toEqual(before['/assets/app.js']);
+      // build-env.json names the build's own HOME, so it is the only new blob.
+      expect(after['/build-env.json']!.hash).not.toBe(before['/build-env.json']!.hash);
+      expect(blobCount()).toBe(blobsAfterFirst + 1);
+      expect(workspaces()).toEqual([]);
+    });
+  });
+
+  it('serves a plain static site from the root without .git', async () => {
+    const { result, text } = await build(fixtureRepo('static-site'));
+    if (result instanceof Error) throw result;
+    expect(text).toContain('Detected framework: Static site (build: none, output: .)');
+    expect(text).toContain('==> No build command: serving the files as they are');
+    const manifest = await artifacts.readManifest(result.artifactId);
+    expect(Object.keys(manifest!.files)).toEqual(['/assets/style.css', '/index.html']);
+  });
+
+  it('leaves symbolic links out of the artifact and says so', async () => {
+    const repo = createGitRepo({ files: { 'index.html': '<h1>links</h1>' } });
+    repos.push(repo);
+    symlinkSync('/etc/passwd', join(repo.dir, 'passwd.txt'));
+    repo.commit({}, 'Add a link');
+    const { result, text } = await build(repo);
+    if (result instanceof Error) throw result;
+    expect(Object.keys((await artifacts.readManifest(result.artifactId))!.files)).toEqual(['/index.html']);
+    expect(text).toContain(
+      'Left out 1 symbolic links or special files (links are never followed): /passwd.txt',
+    );
+  });
+
+  it("follows the project's framework setting", async () => {
+    const { result, text } = await build(fixtureRepo('static-build'), { framework: 'vite' });
+    if (result instanceof Error) throw result;
+    expect(result).toMatchObject({ framework: 'vite', frameworkDetected: false, spa: true });
+    expect(text).toContain("Framework (the project's setting): Vite (build: npm run build, output: dist)");
+  });
+
+  it('stores a Node.js app whole, with its start command', async () => {
+    const { result, text } = await build(fixtureRepo('node-server'));
+    if (result instanceof Error) throw result;
+    expect(result).toMatchObject({
+      framework: 'node',
+      kind: 'node',
+      startCommand: 'npm run start',
+      spa: false,
+    });
+    expect(text).toContain('Detected framework: Node.js (build: npm run build, start: npm run start)');
+    const manifest = await artifacts.readManifest(result.artifactId);
+    expect(Object.keys(manifest!.files)).toEqual([
+      '/build.mjs',
+      '/package.json',
+      '/server.mjs',
+      '/version.json',
+    ]);
+  });
+
+  it('fails with the exit code when the build command fails, keeping its output', async () => {
+    const { result, lines, text } = await build(fixtureRepo('failing-build'));
+    expect(result).toBeInstanceOf(BuildError);
+    expect((result as Error).message).toBe('Building failed: "npm run build" exited with code 1.');
+    expect(text).toContain('Compiling 3 modules');
+    expect(text).toContain("Error: Cannot find module './missing-module.js'");
+    expect(lines.at(-1)).toEqual({
+      type: 'error',
+      line: 'Building failed: "npm run build" exited with code 1.',
+    });
+    expect(workspaces()).toEqual([]);
+  });
+
+  it('kills a build that runs over the time limit, with everything it started', async () => {
+    const began = Date.now();
+    const { result, lines, text } = await build(fixtureRepo('slow-build'), { timeoutMs: 3000 });
+    expect(Date.now() - began).toBeLessThan(3000 + 4000);
+    expect(result).toBeInstanceOf(BuildTimeoutError);
+    expect((result as Error).message).toBe('Build exceeded the 3 second limit (SLIPWAY_BUILD_TIMEOUT).');
+    expect(lines.at(-1)).toEqual({
+      type: 'error',
+      line: 'Build exceeded the 3 second limit (SLIPWAY_BUILD_TIMEOUT).',
+    });
+    const pid = Number(/^grandchild pid (\d+)$/.exec(text.find((l) => l.startsWith('grandchild pid'))!)![1]);
+    expect(running(pid)).toBe(false);
+    expect(workspaces()).toEqual([]);
+  });
+
+  it('stops when cancelled', async () => {
+    const controller = new AbortController();
+    const build$ = build(fixtureRepo('slow-build'), {
+      signal: controller.signal,
+      log: (_type, line) => {
+        if (line.startsWith('grandchild pid')) controller.abort();
+      },
+    });
+    const { result } = await build$;
+    expect(result).toBeInstanceOf(BuildCancelledError);
+    expect(workspaces()).toEqual([]);
+  });
+
+  it('says what went wrong when the repository cannot be checked out', async () => {
+    const repo = fixtureRepo('static-site');
+    const { result, lines } = await build(repo, { ref: 'no-such-branch' });
+    expect((result as Error).message).toBe(`Branch "no-such-branch" was not found in ${repo.url}.`);
+    expect(lines.at(-1)?.type).toBe('error');
+    expect(workspaces()).toEqual([]);
+  });
+
+  it('says when there is nothing it knows how to build', async () => {
+    const repo = createGitRepo({ files: { 'README.md': '# nothing to serve' } });
+    repos.push(repo);
+    const { result } = await build(repo);
+    expect((result as Error).message).toMatch(/^Could not tell how to build this repository/);
+  });
+
+  it('refuses an output over the size limit', async () => {
+    const { result } = await build(fixtureRepo('static-site'), { maxOutputBytes: 100 });
+    expect((result as Error).message).toMatch(
+      /^The build output is \d+ bytes, over the 100 bytes limit \(SLIPWAY_MAX_OUTPUT_SIZE\)/,
+    );
+  });
+
+  it('refuses an empty output directory', async () => {
+    const repo = createGitRepo({
+      files: {
+        'package.json': JSON.stringify({ scripts: { build: `node -e "require('fs').mkdirSync('dist')"` } }),
+      },
+    });
+    repos.push(repo);
+    const { result } = await build(repo);
+    expect((result as Error).message).toBe('The output directory dist is empty.');
+  });
+
+  it('says which output directory is missing, with the framework hint', async () => {
+    const { result } = await build(fixtureRepo('static-build'), { framework: 'nextjs' });
+    expect((result as Error).message).toBe(
+      'The build did not create the output directory "out". Slipway serves Next.js as a static export: ' +
+        "set `output: 'export'` in next.config.js. Check the build log, or set the project's framework if it was detected wrongly.",
+    );
+  });
+});

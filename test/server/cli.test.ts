@@ -1,0 +1,152 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createTestApp } from '../helpers/app.ts';
+import { testDialect } from '../helpers/database.ts';
+
+const BIN = resolve(import.meta.dirname, '../../bin/slipway.js');
+const dirs: string[] = [];
+const tempDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), 'slipway-cli-'));
+  dirs.push(dir);
+  return dir;
+};
+
+/** The environment of the test run without anything that configures Slipway, plus `env`. */
+function cleanEnv(env: Record<string, string>): NodeJS.ProcessEnv {
+  const base = Object.fromEntries(
+    Object.entries(process.env).filter(
+      ([k]) => !k.startsWith('SLIPWAY_') && !['PORT', 'HOST', 'DATABASE_URL', 'LOG_LEVEL'].includes(k),
+    ),
+  );
+  return { ...base, ...env };
+}
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the real CLI as a child process; `onStderr` may act on a running server and end it. */
+function slipway(
+  args: string[],
+  env: Record<string, string>,
+  onStderr?: (text: string, child: ReturnType<typeof spawn>) => void,
+): Promise<Run> {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env: cleanEnv(env), stdio: 'pipe' });
+    let stdout = '';
+    let stderr = '';
+    // Generous: five children start at once and share two cores with the rest of the suite.
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => {
+      stderr += d.toString();
+      onStderr?.(stderr, child);
+    });
+    child.on('error', fail);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      done({ code, stdout, stderr });
+    });
+  });
+}
+
+describe.concurrent(
+  'the slipway CLI',
+  {
+    timeout: 90_000,
+    // The CLI and the test app share state through the SQLite file in one data dir; the CLI on
+    // PostgreSQL runs in test/multiprocess. Spawning is slow, so the PostgreSQL run skips these.
+    skip: testDialect() === 'postgres',
+  },
+  () => {
+    afterAll(() => {
+      for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('token create creates the user, prints exactly one token line, and the token authenticates', async () => {
+      const dataDir = tempDir();
+      const run = await slipway(['token', 'create', '--email', 'Ops@Example.com', '--name', 'laptop'], {
+        SLIPWAY_DATA_DIR: dataDir,
+      });
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toMatch(/^slw_[A-Za-z0-9_-]{32,}\n$/);
+      const t = await createTestApp({ dataDir, env: { SLIPWAY_ENCRYPTION_KEY: '' } });
+      try {
+        const me = await t.call(run.stdout.trim(), 'GET', '/v1/user');
+        expect(me.status).toBe(200);
+        expect(me.body.data.email).toBe('ops@example.com');
+        expect(me.body.data.organizations).toEqual([
+          expect.objectContaining({ name: 'ops', role: 'owner', plan: 'free' }),
+        ]);
+        const tokens = await t.call(run.stdout.trim(), 'GET', '/v1/user/tokens');
+        expect(tokens.body.data.map((tok: { name: string }) => tok.name)).toEqual(['laptop']);
+      } finally {
+        await t.close();
+      }
+    });
+
+    it('token create adds a token to an existing user, beside a running service', async () => {
+      const dataDir = tempDir();
+      const t = await createTestApp({ dataDir, env: { SLIPWAY_ENCRYPTION_KEY: '' } });
+      try {
+        const ops = await t.user('ops@example.com');
+        const run = await slipway(['token', 'create', '--email', 'ops@example.com', '--name', 'ci'], {
+          SLIPWAY_DATA_DIR: dataDir,
+        });
+        expect(run.code, run.stderr).toBe(0);
+        expect(run.stdout.split('\n')).toHaveLength(2);
+        const me = await t.call(run.stdout.trim(), 'GET', '/v1/user');
+        expect(me.body.data.id).toBe(ops.userId);
+        const tokens = await t.call(ops, 'GET', '/v1/user/tokens');
+        expect(tokens.body.data.map((tok: { name: string }) => tok.name).sort()).toEqual(['ci', 'test']);
+      } finally {
+        await t.close();
+      }
+    });
+
+    it('serve exits non-zero naming PORT when it is malformed', async () => {
+      const run = await slipway(['serve'], { PORT: 'abc', SLIPWAY_DATA_DIR: tempDir() });
+      expect(run.code).not.toBe(0);
+      expect(run.stderr).toContain('PORT must be a whole number from 0 to 65535, got "abc"');
+    });
+
+    it('serve exits non-zero naming SLIPWAY_DATA_DIR when it cannot be used', async () => {
+      const file = join(tempDir(), 'not-a-dir');
+      writeFileSync(file, 'x');
+      const run = await slipway(['serve', '--role', 'api'], {
+        SLIPWAY_DATA_DIR: file,
+        PORT: '0',
+        HOST: '127.0.0.1',
+      });
+      expect(run.code).not.toBe(0);
+      expect(run.stderr).toContain(`SLIPWAY_DATA_DIR: cannot use "${file}"`);
+    });
+
+    it('serve with PORT=0 prints the URL it listens on and stops cleanly on SIGTERM', async () => {
+      let url: string | undefined;
+      let health: Promise<number> | undefined;
+      const run = await slipway(
+        ['serve', '--role', 'api'],
+        { SLIPWAY_DATA_DIR: tempDir(), PORT: '0', HOST: '127.0.0.1', SLIPWAY_EDGE_PORT: '0' },
+        (text, child) => {
+          const m = /API:\s+(http:\/\/localhost:\d+)/.exec(text);
+          if (!m || url) return;
+          url = m[1]!;
+          health = fetch(`${url.replace('localhost', '127.0.0.1')}/healthz`).then((r) => {
+            child.kill('SIGTERM');
+            return r.status;
+          });
+        },
+      );
+      expect(url, run.stderr).toMatch(/^http:\/\/localhost:\d+$/);
+      expect(url).not.toBe('http://localhost:0');
+      expect(await health).toBe(200);
+      expect(run.code).toBe(0);
+    });
+  },
+);

@@ -1,0 +1,247 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHostResolver } from '../../../server/edge/resolve-host.ts';
+import { createRuntimeLogSink } from '../../../server/edge/runtime-log.ts';
+import { createRuntimeSupervisor, type RuntimeSupervisor } from '../../../server/edge/runtime.ts';
+import { createEdgeServer } from '../../../server/edge/server.ts';
+import { createTestApp, type TestApp } from '../../helpers/app.ts';
+import { edgeRequest, insertDeployment, insertProject, listen } from '../../helpers/edge.ts';
+
+/** A tiny Node server app, as a user would deploy one: it listens on process.env.PORT. */
+const APP = `
+import { createServer } from 'node:http';
+const server = createServer((req, res) => {
+  if (req.url === '/crash') {
+    console.error('about to crash');
+    process.exit(1);
+  }
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => {
+    const body = Buffer.concat(chunks);
+    res.setHeader('content-type', 'application/json');
+    res.setHeader('set-cookie', ['a=1', 'b=2']);
+    res.end(JSON.stringify({
+      method: req.method,
+      url: req.url,
+      headers: req.headers,
+      bodyLength: body.length,
+      bodyStart: body.subarray(0, 16).toString(),
+      greeting: process.env.GREETING ?? null,
+      leaked: process.env.SLIPWAY_TEST_SECRET ?? null,
+      pid: process.pid,
+    }));
+  });
+});
+server.on('upgrade', (req, socket) => {
+  socket.write('HTTP/1.1 101 Switching Protocols\\r\\nUpgrade: echo\\r\\nConnection: Upgrade\\r\\n' +
+    'X-Seen-Host: ' + req.headers['x-forwarded-host'] + '\\r\\n\\r\\n');
+  socket.on('data', (d) => socket.write(d));
+});
+server.listen(Number(process.env.PORT), '127.0.0.1', () => console.log('listening on ' + process.env.PORT));
+`;
+
+describe('edge: server apps', () => {
+  let t: TestApp;
+  let dir: string;
+  let supervisor: RuntimeSupervisor;
+  let edge: Server;
+  let port: number;
+  const lines: { id: string; line: string; stream: string }[] = [];
+  let deploymentId: string;
+  let host: string;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    dir = mkdtempSync(join(tmpdir(), 'slipway-app-'));
+    writeFileSync(join(dir, 'server.mjs'), APP);
+    writeFileSync(join(dir, 'never-listens.mjs'), 'setInterval(() => {}, 1000);');
+    writeFileSync(join(dir, 'exits.mjs'), 'console.error("missing config"); process.exit(3);');
+    supervisor = createRuntimeSupervisor({
+      log: (id, line, stream) => lines.push({ id, line, stream }),
+      backoff: { initialMs: 100, maxMs: 400 },
+      startTimeoutMs: 5000,
+    });
+    const alice = await t.user('alice@example.com');
+    const p = await insertProject(t, alice.orgId, { name: 'api' });
+    const d = await insertDeployment(t, p.id);
+    deploymentId = d.id;
+    host = `${d.host}.localhost`;
+    edge = createEdgeServer({
+      resolver: createHostResolver(t.deps, { ttlMs: 0, runtimePort: (id) => supervisor.portOf(id) }),
+      artifactsRoot: t.deps.config.artifactsDir,
+      supervisor,
+    });
+    port = await listen(edge);
+  });
+  afterAll(async () => {
+    await supervisor.stopAll();
+    await new Promise((r) => edge.close(r));
+    await t.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('starts the app on a free port, captures its output and proxies to it', async () => {
+    process.env.SLIPWAY_TEST_SECRET = 'must not leak';
+    const { port: appPort } = await supervisor.start(deploymentId, {
+      dir,
+      command: [process.execPath, 'server.mjs'],
+      env: { GREETING: 'hello' },
+    });
+    delete process.env.SLIPWAY_TEST_SECRET;
+    expect(appPort).toBeGreaterThan(0);
+    expect(supervisor.portOf(deploymentId)).toBe(appPort);
+    expect(supervisor.status(deploymentId)).toMatchObject({ state: 'running', port: appPort, restarts: 0 });
+    await expect
+      .poll(() =>
+        lines.some(
+          (l) => l.id === deploymentId && l.stream === 'stdout' && l.line === `listening on ${appPort}`,
+        ),
+      )
+      .toBe(true);
+
+    const body = 'x'.repeat(1_000_000);
+    const res = await edgeRequest(port, host, '/submit?a=1', {
+      method: 'POST',
+      body,
+      headers: {
+        'content-type': 'text/plain',
+        'x-forwarded-for': '203.0.113.9',
+        connection: 'keep-alive, x-drop-me',
+        'x-drop-me': '1',
+      },
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers['x-slipway-deployment']).toBe(deploymentId);
+    expect(res.headers['set-cookie']).toEqual(['a=1', 'b=2']);
+    const seen = JSON.parse(res.text);
+    expect(seen).toMatchObject({
+      method: 'POST',
+      url: '/submit?a=1',
+      bodyLength: 1_000_000,
+      bodyStart: 'xxxxxxxxxxxxxxxx',
+      greeting: 'hello',
+      leaked: null,
+    });
+    expect(seen.headers).toMatchObject({
+      host,
+      'x-forwarded-for': '203.0.113.9, 127.0.0.1',
+      'x-forwarded-host': host,
+      'x-forwarded-proto': 'http',
+    });
+    expect(seen.headers['x-drop-me']).toBeUndefined();
+  });
+
+  it('forwards upgrades (WebSocket) to the app and refuses them for static sites', async () => {
+    const upgrade = (h: string) =>
+      new Promise<{ status: number; headers: IncomingHttpHeaders; socket?: Socket }>((resolve, reject) => {
+        const req = request({
+          host: '127.0.0.1',
+          port,
+          headers: { host: h, connection: 'Upgrade', upgrade: 'echo' },
+          agent: false,
+        });
+        req.on('upgrade', (res, socket) =>
+          resolve({ status: res.statusCode!, headers: res.headers, socket }),
+        );
+        req.on('response', (res) => {
+          res.resume();
+          resolve({ status: res.statusCode!, headers: res.headers });
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    const ok = await upgrade(host);
+    expect(ok.status).toBe(101);
+    expect(ok.headers['x-seen-host']).toBe(host);
+    const echoed = new Promise<string>((resolve) =>
+      ok.socket!.once('data', (d: Buffer) => resolve(d.toString())),
+    );
+    ok.socket!.write('ping');
+    expect(await echoed).toBe('ping');
+    ok.socket!.destroy();
+    const refused = await upgrade('nowhere.localhost');
+    expect(refused.status).toBe(404);
+  });
+
+  it('answers 502 while the app is down, restarts it with backoff and logs why', async () => {
+    const before = supervisor.status(deploymentId)!;
+    const crash = await edgeRequest(port, host, '/crash');
+    expect(crash.status).toBe(502);
+    expect(crash.text).toContain('The app is not responding');
+    // The exit is noticed a moment after the connection drops.
+    await expect
+      .poll(() => supervisor.status(deploymentId), { timeout: 5000 })
+      .toMatchObject({ state: 'running', restarts: 1 });
+    const after = supervisor.status(deploymentId)!;
+    expect(after.pid).not.toBe(before.pid);
+    const res = await edgeRequest(port, host, '/again');
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.text).pid).toBe(after.pid);
+    const mine = lines.filter((l) => l.id === deploymentId);
+    expect(mine).toContainEqual({ id: deploymentId, line: 'about to crash', stream: 'stderr' });
+    expect(mine.map((l) => l.line)).toContainEqual(
+      expect.stringMatching(/^\[slipway\] process exited with code 1; restarting in 0\.1s$/),
+    );
+  });
+
+  it('fails a start whose process exits or never listens, and leaves nothing running', async () => {
+    await expect(
+      supervisor.start('dpl_exits', { dir, command: [process.execPath, 'exits.mjs'], env: {} }),
+    ).rejects.toThrow('The app of deployment dpl_exits did not start: the process exited');
+    expect(lines).toContainEqual({ id: 'dpl_exits', line: 'missing config', stream: 'stderr' });
+    expect(supervisor.status('dpl_exits')).toBeUndefined();
+
+    const slow = createRuntimeSupervisor({
+      log: (id, line, stream) => lines.push({ id, line, stream }),
+      startTimeoutMs: 300,
+    });
+    await expect(
+      slow.start('dpl_silent', { dir, command: [process.execPath, 'never-listens.mjs'], env: {} }),
+    ).rejects.toThrow(/did not accept connections on port \d+ within 0\.3s/);
+    expect(slow.status('dpl_silent')).toBeUndefined();
+
+    await expect(
+      supervisor.start('dpl_nocmd', { dir, command: ['/nonexistent/slipway-binary'], env: {} }),
+    ).rejects.toThrow('did not start');
+    expect(lines.some((l) => l.id === 'dpl_nocmd' && l.line.includes('ENOENT'))).toBe(true);
+  });
+
+  it('stops the process and forgets the deployment', async () => {
+    const other = await supervisor.start('dpl_other', {
+      dir,
+      command: [process.execPath, 'server.mjs'],
+      env: {},
+    });
+    const pid = supervisor.status('dpl_other')!.pid!;
+    // Starting again reuses the running process.
+    expect(
+      await supervisor.start('dpl_other', { dir, command: [process.execPath, 'server.mjs'], env: {} }),
+    ).toEqual(other);
+    await supervisor.stop('dpl_other');
+    expect(supervisor.portOf('dpl_other')).toBeUndefined();
+    expect(() => process.kill(pid, 0)).toThrow();
+    expect(lines).toContainEqual({ id: 'dpl_other', line: '[slipway] stopped', stream: 'supervisor' });
+  });
+
+  it('writes runtime lines to the deployment log in batches', async () => {
+    const sink = createRuntimeLogSink(t.deps, { flushMs: 10_000 });
+    sink.log(deploymentId, 'first line', 'stdout');
+    sink.log(deploymentId, 'second line', 'stderr');
+    await sink.close();
+    const rows = await t.deps.db
+      .selectFrom('deployment_logs')
+      .select(['type', 'line'])
+      .where('deployment_id', '=', deploymentId)
+      .orderBy('id')
+      .execute();
+    expect(rows).toEqual([
+      { type: 'runtime', line: 'first line' },
+      { type: 'runtime', line: 'second line' },
+    ]);
+  });
+});

@@ -1,0 +1,538 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { existsSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { join } from 'node:path';
+import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHostResolver, type HostResolver } from '../../../server/edge/resolve-host.ts';
+import { createEdgeServer, type RequestRecord } from '../../../server/edge/server.ts';
+import { newId } from '../../../server/lib/ids.ts';
+import { createTestApp, type TestApp } from '../../helpers/app.ts';
+import { edgeRequest, insertDeployment, insertProject, listen, storeSite } from '../../helpers/edge.ts';
+
+const sha = (s: string | Buffer) => createHash('sha256').update(s).digest('hex');
+
+const INDEX = '<!doctype html><h1>home</h1>';
+const ABOUT = '<!doctype html><h1>about</h1>';
+const DOCS = '<!doctype html><h1>docs</h1>';
+const NOT_FOUND = '<!doctype html><h1>our own 404</h1>';
+const APP_JS = `console.log(${JSON.stringify('hello edge '.repeat(400))});\n`;
+const STYLES = `body { color: #333; }\n${'.c { margin: 0 auto; padding: 1px; }\n'.repeat(80)}`;
+const PNG = Buffer.from([
+  0x89,
+  0x50,
+  0x4e,
+  0x47,
+  0x0d,
+  0x0a,
+  0x1a,
+  0x0a,
+  ...Array.from({ length: 2000 }, (_, i) => i % 256),
+]);
+const TEXT = 'abcdefghijklmnopqrstuvwxyz'.repeat(10);
+/** Over the in-memory limit, so it is streamed from disk. */
+const BIG = randomBytes(300_000);
+
+describe('edge: static deployments', () => {
+  let t: TestApp;
+  let edge: Server;
+  let port: number;
+  let resolver: HostResolver;
+  const records: RequestRecord[] = [];
+  let site: { projectId: string; deploymentId: string; deploymentHost: string };
+  let spa: { deploymentHost: string };
+  let artifactId: string;
+
+  const get = (host: string, path: string, opts?: Parameters<typeof edgeRequest>[3]) =>
+    edgeRequest(port, `${host}:${port}`, path, opts);
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    const alice = await t.user('alice@example.com');
+    const root = t.deps.config.artifactsDir;
+    artifactId = await storeSite(root, {
+      'index.html': INDEX,
+      'about.html': ABOUT,
+      'docs/index.html': DOCS,
+      '404.html': NOT_FOUND,
+      'assets/app-3f2a1b9c.js': APP_JS,
+      'styles.css': STYLES,
+      'logo.png': PNG,
+      'letters.txt': TEXT,
+      'empty.txt': '',
+      'video/big.bin': BIG,
+    });
+    const web = await insertProject(t, alice.orgId, { name: 'web' });
+    const live = await insertDeployment(t, web.id, { artifact_id: artifactId });
+    await t.deps.db
+      .updateTable('projects')
+      .set({ production_deployment_id: live.id })
+      .where('id', '=', web.id)
+      .execute();
+    site = { projectId: web.id, deploymentId: live.id, deploymentHost: live.host };
+
+    const spaArtifact = await storeSite(root, { 'index.html': '<div id="app"></div>', 'main.js': 'boot()' });
+    const app = await insertProject(t, alice.orgId, { name: 'dash', framework: 'vite' });
+    const spaDeployment = await insertDeployment(t, app.id, { artifact_id: spaArtifact });
+    spa = { deploymentHost: spaDeployment.host };
+
+    resolver = createHostResolver(t.deps, { ttlMs: 0 });
+    edge = createEdgeServer({
+      resolver,
+      artifactsRoot: root,
+      onRequest: (r) => records.push(r),
+    });
+    port = await listen(edge);
+  });
+  afterAll(async () => {
+    await new Promise((r) => edge.close(r));
+    await t.close();
+  });
+
+  describe('routing by Host', () => {
+    it('serves a deployment by its own host and names it in X-Slipway-Deployment', async () => {
+      const res = await get(`${site.deploymentHost}.localhost`, '/');
+      expect(res.status).toBe(200);
+      expect(res.text).toBe(INDEX);
+      expect(res.headers['x-slipway-deployment']).toBe(site.deploymentId);
+    });
+
+    it('serves the production deployment at the project host, in any case and without a port', async () => {
+      const res = await get('WEB.localhost', '/about');
+      expect(res.status).toBe(200);
+      expect(res.text).toBe(ABOUT);
+      expect(res.headers['x-slipway-deployment']).toBe(site.deploymentId);
+      const noPort = await edgeRequest(port, 'web.localhost', '/');
+      expect(noPort.text).toBe(INDEX);
+    });
+
+    it('serves production at a verified custom domain, not at a pending one', async () => {
+      const now = t.deps.clock.now().toISOString();
+      for (const [domain, status] of [
+        ['www.example.com', 'verified'],
+        ['pending.example.com', 'pending'],
+      ] as const) {
+        await t.deps.db
+          .insertInto('domains')
+          .values({
+            id: newId('dom'),
+            project_id: site.projectId,
+            domain,
+            status,
+            ssl_status: 'pending',
+            ssl_error: null,
+            verification_token: 'x',
+            verified_at: status === 'verified' ? now : null,
+            created_at: now,
+            updated_at: now,
+          })
+          .execute();
+      }
+      const verified = await get('www.example.com', '/');
+      expect(verified.status).toBe(200);
+      expect(verified.text).toBe(INDEX);
+      const pending = await get('pending.example.com', '/');
+      expect(pending.status).toBe(404);
+      expect(pending.text).toContain('Nothing is deployed at pending.example.com');
+    });
+
+    it('answers an unknown host with a 404 page naming it, escaped', async () => {
+      const res = await get('nothing-here.localhost', '/');
+      expect(res.status).toBe(404);
+      expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+      expect(res.headers['cache-control']).toBe('no-store');
+      expect(res.text).toContain('Nothing is deployed at nothing-here.localhost');
+      expect(res.headers['x-slipway-deployment']).toBeUndefined();
+      const evil = await edgeRequest(port, '<script>.example.com', '/');
+      expect(evil.status).toBe(404);
+      expect(evil.text).toContain('&lt;script&gt;.example.com');
+      expect(evil.text).not.toContain('<script>');
+    });
+
+    it('answers a suspended project with 503, and a deleted one as unknown', async () => {
+      const alice = await t.user('alice@example.com');
+      const artifact = await storeSite(t.deps.config.artifactsDir, { 'index.html': 'x' });
+      const p = await insertProject(t, alice.orgId, { name: 'sleepy', status: 'suspended' });
+      const d = await insertDeployment(t, p.id, { artifact_id: artifact });
+      await t.deps.db
+        .updateTable('projects')
+        .set({ production_deployment_id: d.id })
+        .where('id', '=', p.id)
+        .execute();
+      for (const host of ['sleepy.localhost', `${d.host}.localhost`]) {
+        const res = await get(host, '/');
+        expect(res.status, host).toBe(503);
+        expect(res.text).toContain('Project suspended');
+      }
+      await t.deps.db
+        .updateTable('projects')
+        .set({ status: 'deleted', deleted_at: t.deps.clock.now().toISOString() })
+        .where('id', '=', p.id)
+        .execute();
+      for (const host of ['sleepy.localhost', `${d.host}.localhost`]) {
+        const res = await get(host, '/');
+        expect(res.status, host).toBe(404);
+        expect(res.text).toContain(`Nothing is deployed at ${host}`);
+      }
+    });
+
+    it('says when a deployment is building or failed, and when there is no production yet', async () => {
+      const alice = await t.user('alice@example.com');
+      const p = await insertProject(t, alice.orgId, { name: 'fresh' });
+      const building = await insertDeployment(t, p.id, { status: 'building' });
+      const failed = await insertDeployment(t, p.id, { status: 'failed' });
+      const b = await get(`${building.host}.localhost`, '/');
+      expect(b.status).toBe(503);
+      expect(b.headers['retry-after']).toBe('5');
+      expect(b.text).toContain(`Deployment ${building.id} is building`);
+      expect(b.headers['x-slipway-deployment']).toBe(building.id);
+      const f = await get(`${failed.host}.localhost`, '/');
+      expect(f.status).toBe(404);
+      expect(f.text).toContain('Deployment failed');
+      const none = await get('fresh.localhost', '/');
+      expect(none.status).toBe(404);
+      expect(none.text).toContain('No production deployment yet');
+    });
+
+    it('serves a deploying deployment, so the health check can reach it', async () => {
+      const alice = await t.user('alice@example.com');
+      const p = await insertProject(t, alice.orgId);
+      const d = await insertDeployment(t, p.id, { status: 'deploying', artifact_id: artifactId });
+      const res = await get(`${d.host}.localhost`, '/');
+      expect(res.status).toBe(200);
+      expect(res.text).toBe(INDEX);
+    });
+
+    it('serves a rollback from the artifact of the build it reuses', async () => {
+      const rollback = await insertDeployment(t, site.projectId, { source_deployment_id: site.deploymentId });
+      const res = await get(`${rollback.host}.localhost`, '/docs/');
+      expect(res.status).toBe(200);
+      expect(res.text).toBe(DOCS);
+      expect(res.headers['x-slipway-deployment']).toBe(rollback.id);
+    });
+  });
+
+  describe('files', () => {
+    it('sends content types, with a charset for text', async () => {
+      const cases: [string, string][] = [
+        ['/', 'text/html; charset=utf-8'],
+        ['/assets/app-3f2a1b9c.js', 'text/javascript; charset=utf-8'],
+        ['/styles.css', 'text/css; charset=utf-8'],
+        ['/logo.png', 'image/png'],
+        ['/letters.txt', 'text/plain; charset=utf-8'],
+      ];
+      for (const [path, type] of cases) {
+        const res = await get('web.localhost', path);
+        expect(res.status, path).toBe(200);
+        expect(res.headers['content-type'], path).toBe(type);
+      }
+      const png = await get('web.localhost', '/logo.png');
+      expect(png.body.equals(PNG)).toBe(true);
+      expect(png.headers['content-length']).toBe(String(PNG.length));
+    });
+
+    it('resolves clean paths: /about, /docs, /docs/', async () => {
+      for (const [path, body] of [
+        ['/about', ABOUT],
+        ['/about.html', ABOUT],
+        ['/docs', DOCS],
+        ['/docs/', DOCS],
+        ['/index.html', INDEX],
+      ]) {
+        const res = await get('web.localhost', path!);
+        expect(res.status, path).toBe(200);
+        expect(res.text, path).toBe(body);
+      }
+    });
+
+    it('answers an unknown path with the app’s own 404.html and status 404', async () => {
+      const res = await get('web.localhost', '/no/such/page');
+      expect(res.status).toBe(404);
+      expect(res.text).toBe(NOT_FOUND);
+      expect(res.headers['cache-control']).toBe('public, max-age=0, must-revalidate');
+    });
+
+    it('falls back to index.html for single-page apps, but not for missing files with an extension', async () => {
+      const deep = await get(`${spa.deploymentHost}.localhost`, '/dashboard/settings?tab=2');
+      expect(deep.status).toBe(200);
+      expect(deep.text).toBe('<div id="app"></div>');
+      const js = await get(`${spa.deploymentHost}.localhost`, '/missing.js');
+      expect(js.status).toBe(404);
+      expect(js.text).toContain('This deployment has no page at /missing.js');
+    });
+
+    it('sends ETag and answers If-None-Match with 304', async () => {
+      const first = await get('web.localhost', '/about');
+      expect(first.headers.etag).toBe(`"${sha(ABOUT)}"`);
+      expect(first.headers['last-modified']).toMatch(/GMT$/);
+      for (const inm of [
+        first.headers.etag!,
+        `W/${first.headers.etag!}`,
+        `"other", ${first.headers.etag!}`,
+        '*',
+      ]) {
+        const again = await get('web.localhost', '/about', { headers: { 'if-none-match': inm } });
+        expect(again.status, inm).toBe(304);
+        expect(again.body.length).toBe(0);
+        expect(again.headers.etag).toBe(first.headers.etag);
+      }
+      const changed = await get('web.localhost', '/about', { headers: { 'if-none-match': '"stale"' } });
+      expect(changed.status).toBe(200);
+      const since = await get('web.localhost', '/about', {
+        headers: { 'if-modified-since': first.headers['last-modified']! },
+      });
+      expect(since.status).toBe(304);
+    });
+
+    it('serves a single byte range with 206, and 416 when it cannot be satisfied', async () => {
+      const head = await get('web.localhost', '/letters.txt', { headers: { range: 'bytes=0-9' } });
+      expect(head.status).toBe(206);
+      expect(head.text).toBe('abcdefghij');
+      expect(head.headers['content-range']).toBe(`bytes 0-9/${TEXT.length}`);
+      expect(head.headers['content-length']).toBe('10');
+      const tail = await get('web.localhost', '/letters.txt', { headers: { range: 'bytes=-4' } });
+      expect(tail.status).toBe(206);
+      expect(tail.text).toBe('wxyz');
+      const open = await get('web.localhost', '/letters.txt', {
+        headers: { range: `bytes=${TEXT.length - 3}-` },
+      });
+      expect(open.text).toBe('xyz');
+      const bad = await get('web.localhost', '/letters.txt', { headers: { range: `bytes=${TEXT.length}-` } });
+      expect(bad.status).toBe(416);
+      expect(bad.headers['content-range']).toBe(`bytes */${TEXT.length}`);
+      expect(bad.body.length).toBe(0);
+      const stale = await get('web.localhost', '/letters.txt', {
+        headers: { range: 'bytes=0-9', 'if-range': '"stale"' },
+      });
+      expect(stale.status).toBe(200);
+      expect(stale.text).toBe(TEXT);
+      const multi = await get('web.localhost', '/letters.txt', { headers: { range: 'bytes=0-1,5-6' } });
+      expect(multi.status).toBe(200);
+      expect(multi.headers['accept-ranges']).toBe('bytes');
+    });
+
+    it('compresses with br or gzip as the client accepts, once, and caches it on disk', async () => {
+      const path = '/assets/app-3f2a1b9c.js';
+      const br = await get('web.localhost', path, { headers: { 'accept-encoding': 'gzip, deflate, br' } });
+      expect(br.status).toBe(200);
+      expect(br.headers['content-encoding']).toBe('br');
+      expect(br.headers.vary).toBe('Accept-Encoding');
+      expect(br.headers.etag).toBe(`W/"${sha(APP_JS)}"`);
+      expect(br.body.length).toBeLessThan(APP_JS.length);
+      expect(brotliDecompressSync(br.body).toString()).toBe(APP_JS);
+      const onDisk = join(t.deps.config.artifactsDir, 'compressed', `${sha(APP_JS)}.br`);
+      expect(existsSync(onDisk)).toBe(true);
+
+      const gz = await get('web.localhost', path, { headers: { 'accept-encoding': 'gzip;q=1, br;q=0' } });
+      expect(gz.headers['content-encoding']).toBe('gzip');
+      expect(gunzipSync(gz.body).toString()).toBe(APP_JS);
+      expect(gz.headers['content-length']).toBe(String(gz.body.length));
+
+      const plain = await get('web.localhost', path);
+      expect(plain.headers['content-encoding']).toBeUndefined();
+      expect(plain.text).toBe(APP_JS);
+      expect(plain.headers.vary).toBe('Accept-Encoding');
+
+      // Compressed once: a second request reuses the copy on disk.
+      const { mtimeMs } = statSync(onDisk);
+      const again = await get('web.localhost', path, { headers: { 'accept-encoding': 'br' } });
+      expect(brotliDecompressSync(again.body).toString()).toBe(APP_JS);
+      expect(statSync(onDisk).mtimeMs).toBe(mtimeMs);
+
+      const small = await get('web.localhost', '/about', { headers: { 'accept-encoding': 'br, gzip' } });
+      expect(small.headers['content-encoding']).toBeUndefined();
+      const png = await get('web.localhost', '/logo.png', { headers: { 'accept-encoding': 'br, gzip' } });
+      expect(png.headers['content-encoding']).toBeUndefined();
+      expect(png.headers.vary).toBeUndefined();
+      // A range is always of the identity bytes.
+      const ranged = await get('web.localhost', path, {
+        headers: { 'accept-encoding': 'br', range: 'bytes=0-10' },
+      });
+      expect(ranged.status).toBe(206);
+      expect(ranged.headers['content-encoding']).toBeUndefined();
+      expect(ranged.text).toBe(APP_JS.slice(0, 11));
+    });
+
+    it('caches hashed asset names for a year and revalidates everything else', async () => {
+      const asset = await get('web.localhost', '/assets/app-3f2a1b9c.js');
+      expect(asset.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+      for (const path of ['/', '/styles.css', '/logo.png', '/about']) {
+        const res = await get('web.localhost', path);
+        expect(res.headers['cache-control'], path).toBe('public, max-age=0, must-revalidate');
+      }
+    });
+
+    it('answers HEAD with the headers of GET and no body', async () => {
+      const res = await get('web.localhost', '/styles.css', { method: 'HEAD' });
+      expect(res.status).toBe(200);
+      expect(res.headers['content-length']).toBe(String(Buffer.byteLength(STYLES)));
+      expect(res.headers['content-type']).toBe('text/css; charset=utf-8');
+      expect(res.body.length).toBe(0);
+      const missing = await get('nowhere.localhost', '/', { method: 'HEAD' });
+      expect(missing.status).toBe(404);
+      expect(missing.body.length).toBe(0);
+    });
+
+    it('streams a large file from disk, whole, in part or just its headers', async () => {
+      const whole = await get('web.localhost', '/video/big.bin');
+      expect(whole.status).toBe(200);
+      expect(whole.headers['content-type']).toBe('application/octet-stream');
+      expect(whole.body.equals(BIG)).toBe(true);
+      const part = await get('web.localhost', '/video/big.bin', {
+        headers: { range: 'bytes=100000-100009' },
+      });
+      expect(part.status).toBe(206);
+      expect(part.body.equals(BIG.subarray(100000, 100010))).toBe(true);
+      const head = await get('web.localhost', '/video/big.bin', { method: 'HEAD' });
+      expect(head.headers['content-length']).toBe(String(BIG.length));
+      expect(head.body.length).toBe(0);
+    });
+
+    it('serves an empty file', async () => {
+      const res = await get('web.localhost', '/empty.txt');
+      expect(res.status).toBe(200);
+      expect(res.headers['content-length']).toBe('0');
+      expect(res.body.length).toBe(0);
+    });
+
+    it('refuses methods other than GET and HEAD with 405', async () => {
+      for (const method of ['POST', 'PUT', 'DELETE', 'OPTIONS']) {
+        const res = await get('web.localhost', '/', { method, body: method === 'POST' ? 'x=1' : undefined });
+        expect(res.status, method).toBe(405);
+        expect(res.headers.allow).toBe('GET, HEAD');
+      }
+    });
+
+    it('never serves anything outside the manifest', async () => {
+      // A file beside the artifacts that a traversal would reach.
+      writeFileSync(join(t.deps.config.artifactsDir, 'secret.txt'), 'top secret');
+      for (const path of [
+        '/../../../../etc/passwd',
+        '/%2e%2e/%2e%2e/%2e%2e/etc/passwd',
+        '/..%2f..%2fsecret.txt',
+        '/assets/..%2f..%2f..%2fsecret.txt',
+        '/%2e%2e%5c%2e%2e%5csecret.txt',
+        '//etc/passwd',
+      ]) {
+        const res = await get('web.localhost', path);
+        expect(res.status, path).toBe(404);
+        expect(res.text, path).toBe(NOT_FOUND);
+      }
+      const bad = await get('web.localhost', '/%E0%A4%A');
+      expect(bad.status).toBe(400);
+      const nul = await get('web.localhost', '/index.html%00.png');
+      expect(nul.status).toBe(400);
+    });
+
+    it('answers 503 when the artifact is missing and 500 when a blob is', async () => {
+      const alice = await t.user('alice@example.com');
+      const p = await insertProject(t, alice.orgId);
+      const noArtifact = await insertDeployment(t, p.id, { artifact_id: 'art_doesnotexist00000000' });
+      const a = await get(`${noArtifact.host}.localhost`, '/');
+      expect(a.status).toBe(503);
+      expect(a.text).toContain('Deployment files not available');
+
+      const broken = await storeSite(t.deps.config.artifactsDir, { 'index.html': 'soon gone, unique 7f3e' });
+      rmSync(
+        join(
+          t.deps.config.artifactsDir,
+          'blobs',
+          sha('soon gone, unique 7f3e').slice(0, 2),
+          sha('soon gone, unique 7f3e'),
+        ),
+      );
+      const d = await insertDeployment(t, p.id, { artifact_id: broken });
+      const b = await get(`${d.host}.localhost`, '/');
+      expect(b.status).toBe(500);
+      expect(b.text).toContain('Deployment files are incomplete');
+    });
+
+    it('never serves a server app’s files as static ones, and refuses a runtime it cannot read', async () => {
+      const alice = await t.user('alice@example.com');
+      const p = await insertProject(t, alice.orgId);
+      const node = await insertDeployment(t, p.id, {
+        artifact_id: artifactId,
+        runtime: JSON.stringify({ kind: 'node', spa: false, startCommand: 'node server.js' }),
+      });
+      const res = await get(`${node.host}.localhost`, '/index.html');
+      expect(res.status).toBe(503);
+      expect(res.text).toContain('The app is not running');
+      expect(res.text).not.toContain('home');
+
+      const garbled = await insertDeployment(t, p.id, { artifact_id: artifactId, runtime: '{"kind":"php"}' });
+      const bad = await get(`${garbled.host}.localhost`, '/index.html');
+      expect(bad.status).toBe(500);
+      expect(bad.text).toContain('Edge error');
+    });
+
+    it('takes the single-page app setting from the build’s runtime over the framework', async () => {
+      const alice = await t.user('alice@example.com');
+      const p = await insertProject(t, alice.orgId, { framework: null });
+      const d = await insertDeployment(t, p.id, {
+        artifact_id: artifactId,
+        runtime: JSON.stringify({ kind: 'static', spa: true }),
+      });
+      const res = await get(`${d.host}.localhost`, '/some/client/route');
+      expect(res.status).toBe(200);
+      expect(res.text).toBe(INDEX);
+      const vite = await insertProject(t, alice.orgId, { framework: 'vite' });
+      const notSpa = await insertDeployment(t, vite.id, {
+        artifact_id: artifactId,
+        runtime: JSON.stringify({ kind: 'static', spa: false }),
+      });
+      expect((await get(`${notSpa.host}.localhost`, '/some/client/route')).text).toBe(NOT_FOUND);
+    });
+  });
+
+  it('reports every answered request to onRequest', async () => {
+    records.length = 0;
+    const res = await get('web.localhost', '/styles.css');
+    await get('unknown-host.localhost', '/');
+    await expect.poll(() => records.length).toBe(2);
+    expect(records[0]).toMatchObject({
+      projectId: site.projectId,
+      deploymentId: site.deploymentId,
+      host: 'web.localhost',
+      status: 200,
+      bytes: res.body.length,
+    });
+    expect(records[0]!.durationMs).toBeGreaterThanOrEqual(0);
+    expect(records[1]).toMatchObject({
+      projectId: null,
+      deploymentId: null,
+      host: 'unknown-host.localhost',
+      status: 404,
+    });
+    expect(records[1]!.bytes).toBeGreaterThan(0);
+  });
+
+  it('caches host answers for ttlMs until invalidate()', async () => {
+    let now = 0;
+    const cached = createHostResolver(t.deps, { ttlMs: 1000, now: () => now });
+    const alice = await t.user('alice@example.com');
+    const p = await insertProject(t, alice.orgId, { name: 'switchy' });
+    const one = await insertDeployment(t, p.id);
+    const two = await insertDeployment(t, p.id);
+    const setProduction = (id: string) =>
+      t.deps.db
+        .updateTable('projects')
+        .set({ production_deployment_id: id })
+        .where('id', '=', p.id)
+        .execute();
+    const current = async () => {
+      const r = await cached.resolve('switchy.localhost:3001');
+      return r.kind === 'target' ? r.target.deploymentId : r.kind;
+    };
+    await setProduction(one.id);
+    expect(await current()).toBe(one.id);
+    await setProduction(two.id);
+    now = 999;
+    expect(await current()).toBe(one.id);
+    now = 1000;
+    expect(await current()).toBe(two.id);
+    await setProduction(one.id);
+    expect(await current()).toBe(two.id);
+    cached.invalidate();
+    expect(await current()).toBe(one.id);
+  });
+});

@@ -1,0 +1,106 @@
+import { describe, expect, it } from 'vitest';
+import type { Manifest } from '../../../server/edge/artifact-reader.ts';
+import { isHashedName } from '../../../server/edge/cache-control.ts';
+import { negotiateEncoding } from '../../../server/edge/compression.ts';
+import { contentTypeOf } from '../../../server/edge/content-types.ts';
+import { parseRange } from '../../../server/edge/range.ts';
+import { normalizeHost } from '../../../server/edge/resolve-host.ts';
+import { isSpaFramework } from '../../../server/edge/spa-frameworks.ts';
+import { matchPath, requestPath } from '../../../server/edge/static.ts';
+
+describe('edge helpers', () => {
+  it('recognises content-hashed file names', () => {
+    for (const name of [
+      '/assets/app-3f2a1b9c.js',
+      '/assets/index-DiwrgTda.js',
+      '/assets/index-B_x-1aZq.css',
+      '/static/js/main.3f2a1b9c.chunk.js',
+      '/_next/static/chunks/webpack-59c5c889f52620d6.js',
+      '/fonts/inter.a1b2c3d4e5.woff2',
+    ]) {
+      expect(isHashedName(name), name).toBe(true);
+    }
+    for (const name of [
+      '/index.html',
+      '/page-3f2a1b9c.html',
+      '/application.js',
+      '/my-long-component.js',
+      '/my-ButtonComponent.js',
+      '/jquery-3.7.1.min.js',
+      '/report-20240101.pdf',
+      '/favicon.ico',
+      '/abcdef12',
+    ]) {
+      expect(isHashedName(name), name).toBe(false);
+    }
+  });
+
+  it('parses single byte ranges', () => {
+    expect(parseRange(undefined, 100)).toBeNull();
+    expect(parseRange('bytes=0-9', 100)).toEqual({ start: 0, end: 9 });
+    expect(parseRange('bytes=90-', 100)).toEqual({ start: 90, end: 99 });
+    expect(parseRange('bytes=90-500', 100)).toEqual({ start: 90, end: 99 });
+    expect(parseRange('bytes=-10', 100)).toEqual({ start: 90, end: 99 });
+    expect(parseRange('bytes=-500', 100)).toEqual({ start: 0, end: 99 });
+    expect(parseRange('bytes=100-', 100)).toBe('unsatisfiable');
+    expect(parseRange('bytes=-0', 100)).toBe('unsatisfiable');
+    expect(parseRange('bytes=0-0', 0)).toBe('unsatisfiable');
+    expect(parseRange('bytes=9-3', 100)).toBeNull();
+    expect(parseRange('bytes=0-1,4-5', 100)).toBeNull();
+    expect(parseRange('items=0-1', 100)).toBeNull();
+    expect(parseRange('bytes=-', 100)).toBeNull();
+  });
+
+  it('negotiates br over gzip, honouring q=0 and *', () => {
+    expect(negotiateEncoding(undefined)).toBeNull();
+    expect(negotiateEncoding('gzip, deflate, br')).toBe('br');
+    expect(negotiateEncoding('gzip')).toBe('gzip');
+    expect(negotiateEncoding('br;q=0, gzip;q=0.5')).toBe('gzip');
+    expect(negotiateEncoding('*')).toBe('br');
+    expect(negotiateEncoding('*;q=0')).toBeNull();
+    expect(negotiateEncoding('identity')).toBeNull();
+    expect(negotiateEncoding('GZIP;Q=1')).toBe('gzip');
+  });
+
+  it('normalises Host headers', () => {
+    expect(normalizeHost('Web.LocalHost:3001')).toBe('web.localhost');
+    expect(normalizeHost('example.com.')).toBe('example.com');
+    expect(normalizeHost('[::1]:3001')).toBe('[::1]');
+    expect(normalizeHost(undefined)).toBe('');
+  });
+
+  it('maps extensions to content types', () => {
+    expect(contentTypeOf('/a/b.HTML')).toEqual({ type: 'text/html; charset=utf-8', compressible: true });
+    expect(contentTypeOf('/x.woff2').compressible).toBe(false);
+    expect(contentTypeOf('/Makefile').type).toBe('application/octet-stream');
+    expect(contentTypeOf('/.env').type).toBe('application/octet-stream');
+  });
+
+  it('knows single-page app frameworks', () => {
+    expect(isSpaFramework('vite')).toBe(true);
+    expect(isSpaFramework('create-react-app')).toBe(true);
+    expect(isSpaFramework('nextjs')).toBe(false);
+    expect(isSpaFramework(null)).toBe(false);
+  });
+
+  it('decodes request paths and refuses what cannot be decoded', () => {
+    expect(requestPath('/a%20b?x=1#y')).toBe('/a b');
+    expect(requestPath('http://web.localhost/x/y?z')).toBe('/x/y');
+    expect(requestPath('/%E0%A4%A')).toBeNull();
+    expect(requestPath('/a%00b')).toBeNull();
+  });
+
+  it('matches only manifest keys, never inherited properties', () => {
+    const file = { hash: 'a'.repeat(64), size: 1 };
+    const manifest: Manifest = {
+      id: 'art_x',
+      createdAt: '2026-01-01T00:00:00.000Z',
+      totalBytes: 1,
+      files: { '/index.html': file },
+    };
+    expect(matchPath(manifest, '/', false)).toEqual({ path: '/index.html', file, status: 200 });
+    expect(matchPath(manifest, '/__proto__', false)).toBeNull();
+    expect(matchPath(manifest, '/constructor', false)).toBeNull();
+    expect(matchPath(manifest, '/constructor', true)).toEqual({ path: '/index.html', file, status: 200 });
+  });
+});

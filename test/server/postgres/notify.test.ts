@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createJobQueue } from '../../../server/jobs/queue.ts';
+import { systemClock } from '../../../server/lib/clock.ts';
+import { openStore, type Store } from '../../../server/store/db.ts';
+import { JOBS_CHANNEL, ROUTING_CHANNEL } from '../../../server/store/notify.ts';
+import { createTestDatabase, terminateBackends, type TestDatabase } from '../../helpers/database.ts';
+
+const url = process.env.SLIPWAY_TEST_DATABASE_URL;
+
+/** Two stores on one database stand for two processes: each has its own pool and listener. */
+describe.skipIf(!url)(
+  `LISTEN/NOTIFY between processes${url ? '' : ' (skipped: SLIPWAY_TEST_DATABASE_URL is not set)'}`,
+  () => {
+    let database: TestDatabase;
+    let a: Store;
+    let b: Store;
+    beforeAll(async () => {
+      database = await createTestDatabase();
+      a = openStore({ databaseUrl: database.url, dataDir: '/nonexistent', poolSize: 2 });
+      b = openStore({ databaseUrl: database.url, dataDir: '/nonexistent', poolSize: 2 });
+      await a.migrate();
+    });
+    afterAll(async () => {
+      await a?.close();
+      await b?.close();
+      await database?.drop();
+    });
+
+    const next = (store: Store, channel: string) =>
+      new Promise<{ payload: string | null; at: number }>((resolve) => {
+        const off = store.notifier.subscribe(channel, (payload) => {
+          off();
+          resolve({ payload, at: Date.now() });
+        });
+      });
+
+    it('delivers a routing change to another process within 100 ms', async () => {
+      const heard = next(b, ROUTING_CHANNEL);
+      await b.notifier.ready();
+      const sent = Date.now();
+      a.notifier.publish(ROUTING_CHANNEL, '');
+      const { payload, at } = await heard;
+      expect(payload).toBe('');
+      expect(at - sent).toBeLessThan(100);
+    });
+
+    it("wakes another process's job listeners with the kind that was enqueued", async () => {
+      const qa = createJobQueue(a.db, a.dialect, systemClock, a.notifier);
+      const qb = createJobQueue(b.db, b.dialect, systemClock, b.notifier);
+      const kinds: string[] = [];
+      const off = qb.onNotify((kind) => kinds.push(kind));
+      await b.notifier.ready();
+      qa.notify('build');
+      qa.notify('webhook.deliver');
+      const deadline = Date.now() + 2000;
+      while (kinds.length < 2 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+      off();
+      // Two NOTIFYs through two pooled connections may arrive in either order.
+      expect(kinds.sort()).toEqual(['build', 'webhook.deliver']);
+    });
+
+    it('reconnects after the database drops its connection, telling listeners they may have missed some', async () => {
+      // Subscribe before the cut so the listener connection exists.
+      await b.notifier.ready();
+      const missed = next(b, JOBS_CHANNEL);
+      expect(await terminateBackends(database.name)).toBeGreaterThan(0);
+      expect((await missed).payload).toBeNull();
+      await b.notifier.ready();
+      const heard = next(b, JOBS_CHANNEL);
+      // The pool behind `a` lost its connections too; the next NOTIFY goes through a new one.
+      a.notifier.publish(JOBS_CHANNEL, 'build');
+      expect((await heard).payload).toBe('build');
+    });
+  },
+);

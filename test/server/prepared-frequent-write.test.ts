@@ -1,0 +1,87 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { consumeRateLimit } from '../../server/http/rate-limit.ts';
+import { prepared } from '../../server/store/prepared.ts';
+import { createTestApp, type TestApp } from '../helpers/app.ts';
+
+/**
+ * Frequent writes (group commit on the embedded database, asynchronous commit on PostgreSQL)
+ * must behave exactly like statements run alone: the same rows, the same failures, no work lost.
+ */
+describe('frequent-write prebuilt statements', () => {
+  let t: TestApp | undefined;
+  afterEach(async () => {
+    await t?.close();
+    t = undefined;
+  });
+
+  const count = async (tokenId: string) =>
+    (
+      await t!.deps.db
+        .selectFrom('rate_limits')
+        .select('count')
+        .where('token_id', '=', tokenId)
+        .executeTakeFirst()
+    )?.count;
+
+  it('counts 50 requests made at once exactly: 30 allowed with distinct remainders, 20 refused', async () => {
+    t = await createTestApp();
+    const results = await Promise.all(
+      Array.from({ length: 50 }, () => consumeRateLimit(t!.deps, 'tok_concurrent', 30)),
+    );
+    const allowed = results.filter((r) => r.allowed);
+    expect(allowed).toHaveLength(30);
+    expect(allowed.map((r) => r.remaining).sort((a, b) => a - b)).toEqual(
+      Array.from({ length: 30 }, (_, i) => i),
+    );
+    expect(results.filter((r) => !r.allowed).every((r) => r.remaining === 0)).toBe(true);
+    expect(await count('tok_concurrent')).toBe(30);
+  });
+
+  it('waits for a transaction open on the connection, and is not rolled back with it', async () => {
+    t = await createTestApp();
+    const deps = t.deps;
+    let during: Promise<unknown> | undefined;
+    await expect(
+      deps.db.transaction().execute(async (tx) => {
+        await tx
+          .insertInto('rate_limits')
+          .values({ token_id: 'tok_in_tx', window_start: 0, count: 1 })
+          .execute();
+        // Counted while the transaction is open; the transaction then fails.
+        during = consumeRateLimit(deps, 'tok_beside_tx', 10);
+        await new Promise((r) => setTimeout(r, 20));
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    expect(await during).toMatchObject({ allowed: true, remaining: 9 });
+    expect(await count('tok_beside_tx')).toBe(1);
+    expect(await count('tok_in_tx')).toBeUndefined();
+  });
+
+  it('fails only the call whose statement fails, not the others of its group', async () => {
+    t = await createTestApp();
+    const insert = prepared<[string], never>(
+      t.deps.db,
+      1,
+      (d, tokenId) => d.insertInto('rate_limits').values({ token_id: tokenId, window_start: 7, count: 1 }),
+      { frequentWrite: true },
+    );
+    const results = await Promise.allSettled([
+      insert('tok_a'),
+      insert('tok_b'),
+      insert('tok_a'),
+      insert('tok_c'),
+    ]);
+    // The two inserts of tok_a race (on PostgreSQL, over two connections): exactly one fails.
+    const [a1, b, a2, c] = results.map((r) => r.status);
+    expect([b, c]).toEqual(['fulfilled', 'fulfilled']);
+    expect([a1, a2].sort()).toEqual(['fulfilled', 'rejected']);
+    const rows = await t.deps.db
+      .selectFrom('rate_limits')
+      .select('token_id')
+      .where('window_start', '=', 7)
+      .orderBy('token_id')
+      .execute();
+    expect(rows.map((r) => r.token_id)).toEqual(['tok_a', 'tok_b', 'tok_c']);
+  });
+});

@@ -1,0 +1,156 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
+import { ManualClock } from '../helpers/clock.ts';
+
+const epoch = (iso: string) => Date.parse(iso) / 1000;
+
+/** The three rate-limit headers of a response, as numbers. */
+const limits = (res: { headers: Record<string, unknown> }) => ({
+  limit: Number(res.headers['x-ratelimit-limit']),
+  remaining: Number(res.headers['x-ratelimit-remaining']),
+  reset: Number(res.headers['x-ratelimit-reset']),
+});
+
+describe('rate limits', () => {
+  let t: TestApp;
+  const clock = new ManualClock();
+
+  beforeAll(async () => {
+    t = await createTestApp({ clock });
+  });
+  afterAll(() => t.close());
+
+  const count = async (user: TestUser) => {
+    const rows = await t.deps.db
+      .selectFrom('rate_limits as r')
+      .innerJoin('tokens as k', 'k.id', 'r.token_id')
+      .select('r.count')
+      .where('k.user_id', '=', user.userId)
+      .execute();
+    return rows.reduce((n, r) => n + Number(r.count), 0);
+  };
+
+  it('gives a free token exactly 100 requests an hour, then 429 with Retry-After', async () => {
+    clock.set('2026-11-22T10:20:00.000Z');
+    const reset = epoch('2026-11-22T11:00:00.000Z');
+    const u = await t.user();
+    for (let i = 1; i <= 100; i++) {
+      const res = await t.call(u, 'GET', '/v1/user');
+      expect(res.status, `request ${i}`).toBe(200);
+      expect(limits(res)).toEqual({ limit: 100, remaining: 100 - i, reset });
+    }
+    const refused = await t.call(u, 'GET', '/v1/user');
+    expect(refused.status).toBe(429);
+    expect(refused.body.success).toBe(false);
+    expect(refused.body.error.code).toBe('RATE_LIMIT_EXCEEDED');
+    expect(refused.body.error.message).toContain('2400 seconds');
+    expect(refused.headers['retry-after']).toBe('2400');
+    expect(limits(refused)).toEqual({ limit: 100, remaining: 0, reset });
+
+    // Refused requests do not count: the window still holds 100, and waiting is enough.
+    clock.advance(30 * 60_000);
+    const still = await t.call(u, 'GET', '/v1/user');
+    expect(still.status).toBe(429);
+    expect(still.headers['retry-after']).toBe('600');
+    expect(await count(u)).toBe(100);
+
+    clock.set('2026-11-22T11:00:00.000Z');
+    const next = await t.call(u, 'GET', '/v1/user');
+    expect(next.status).toBe(200);
+    expect(limits(next)).toEqual({ limit: 100, remaining: 99, reset: epoch('2026-11-22T12:00:00.000Z') });
+  });
+
+  it('counts every authenticated request, errors included, and not unauthenticated ones', async () => {
+    clock.set('2026-11-23T08:00:00.000Z');
+    const u = await t.user();
+    const missing = await t.call(u, 'GET', '/v1/projects/prj_doesnotexist00000000');
+    expect(missing.status).toBe(404);
+    expect(limits(missing)).toMatchObject({ limit: 100, remaining: 99 });
+    const invalid = await t.call(u, 'POST', '/v1/organizations', { name: 'Not Valid' });
+    expect(invalid.status).toBe(400);
+    expect(limits(invalid).remaining).toBe(98);
+    const anonymous = await t.call(null, 'GET', '/v1/user');
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers['x-ratelimit-limit']).toBeUndefined();
+    const health = await t.call(null, 'GET', '/healthz');
+    expect(health.headers['x-ratelimit-limit']).toBeUndefined();
+    expect(await count(u)).toBe(2);
+  });
+
+  it('counts per token', async () => {
+    clock.set('2026-11-23T09:00:00.000Z');
+    const u = await t.user();
+    await t.call(u, 'GET', '/v1/user');
+    const second = await t.call(u, 'POST', '/v1/user/tokens', { name: 'second' });
+    expect(limits(second).remaining).toBe(98);
+    const other = await t.call(second.body.data.token, 'GET', '/v1/user');
+    expect(limits(other).remaining).toBe(99);
+  });
+
+  it('raises the limit to 1000 when one of the owner’s organizations is on pro', async () => {
+    clock.set('2026-11-23T10:30:00.000Z');
+    const owner = await t.user();
+    const member = await t.user();
+    const org = await t.call(owner, 'POST', '/v1/organizations', { name: 'pro-team' });
+    expect(limits(org).limit).toBe(100);
+    const upgraded = await t.call(owner, 'PATCH', `/v1/organizations/${org.body.data.id}`, { plan: 'pro' });
+    expect(upgraded.status).toBe(200);
+    const after = await t.call(owner, 'GET', '/v1/user');
+    expect(limits(after)).toMatchObject({ limit: 1000, remaining: 997 });
+
+    // A viewer of a pro organization gets the pro tier too: the best plan among their organizations.
+    expect(limits(await t.call(member, 'GET', '/v1/user')).limit).toBe(100);
+    await t.call(owner, 'POST', `/v1/organizations/${org.body.data.id}/members/invite`, {
+      email: member.email,
+      role: 'viewer',
+    });
+    expect(limits(await t.call(member, 'GET', '/v1/user'))).toMatchObject({ limit: 1000, remaining: 998 });
+
+    // Skip ahead to the end of the window rather than send a thousand requests.
+    await t.deps.db
+      .updateTable('rate_limits')
+      .set({ count: 999 })
+      .where('token_id', 'in', (eb) =>
+        eb.selectFrom('tokens').select('id').where('user_id', '=', owner.userId),
+      )
+      .execute();
+    const last = await t.call(owner, 'GET', '/v1/user');
+    expect(last.status).toBe(200);
+    expect(limits(last).remaining).toBe(0);
+    const refused = await t.call(owner, 'GET', '/v1/user');
+    expect(refused.status).toBe(429);
+    expect(refused.headers['retry-after']).toBe('1800');
+  });
+});
+
+describe('enterprise rate limits across processes', () => {
+  const clock = new ManualClock('2026-11-22T10:59:00.000Z');
+  const env = { SLIPWAY_ENTERPRISE_RATE_LIMIT: '5' };
+  let a: TestApp;
+  let b: TestApp;
+
+  beforeAll(async () => {
+    a = await createTestApp({ clock, env });
+    // A second service on the same database, as a second API process would be.
+    b = await createTestApp({ clock, env, dataDir: a.dataDir });
+  });
+  afterAll(async () => {
+    await b.close();
+    await a.close();
+  });
+
+  it('applies SLIPWAY_ENTERPRISE_RATE_LIMIT and shares one count between processes', async () => {
+    const u = await a.user();
+    await a.deps.db
+      .updateTable('organizations')
+      .set({ plan: 'enterprise' })
+      .where('id', '=', u.orgId)
+      .execute();
+    const statuses: number[] = [];
+    for (const app of [a, b, a, b, a, b, a]) statuses.push((await app.call(u, 'GET', '/v1/user')).status);
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429]);
+    const refused = await b.call(u, 'GET', '/v1/user');
+    expect(limits(refused)).toEqual({ limit: 5, remaining: 0, reset: epoch('2026-11-22T11:00:00.000Z') });
+    expect(refused.headers['retry-after']).toBe('60');
+  });
+});
