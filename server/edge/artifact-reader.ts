@@ -9,6 +9,8 @@ export interface ArtifactReader {
   root: string;
   /** The manifest, or null when the artifact does not exist. Cached: manifests are immutable. */
   manifest(artifactId: string): Promise<Manifest | null>;
+  /** The manifest when it is already loaded (the edge's synchronous fast path), else undefined. */
+  peek(artifactId: string): Manifest | undefined;
   /** Path of a blob on disk. */
   blobPath(hash: string): string;
 }
@@ -19,6 +21,8 @@ const SAFE_ID = /^[A-Za-z0-9_-]{1,128}$/;
 export function createArtifactReader(root: string, opts: { maxManifests?: number } = {}): ArtifactReader {
   const max = opts.maxManifests ?? 500;
   const cache = new Map<string, Promise<Manifest | null>>();
+  /** The manifests of `cache` that have loaded: same keys, dropped together. */
+  const loaded = new Map<string, Manifest>();
 
   const load = async (artifactId: string): Promise<Manifest | null> => {
     let text: string;
@@ -50,11 +54,19 @@ export function createArtifactReader(root: string, opts: { maxManifests?: number
       pending.then(
         (m) => {
           if (!m) cache.delete(artifactId);
+          else if (cache.get(artifactId) === pending) loaded.set(artifactId, m);
         },
         () => cache.delete(artifactId),
       );
-      if (cache.size > max) cache.delete(cache.keys().next().value!);
+      if (cache.size > max) {
+        const oldest = cache.keys().next().value!;
+        cache.delete(oldest);
+        loaded.delete(oldest);
+      }
       return pending;
+    },
+    peek(artifactId) {
+      return loaded.get(artifactId);
     },
     blobPath(hash) {
       return join(root, 'blobs', hash.slice(0, 2), hash);

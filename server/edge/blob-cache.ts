@@ -5,6 +5,8 @@ export interface BlobCache {
   maxEntryBytes: number;
   /** The file's bytes, from memory when read before; rejects like readFile (ENOENT). */
   read(path: string): Promise<Buffer>;
+  /** The file's bytes when they are in memory (counts as a use), without touching the disk. */
+  peek(path: string): Buffer | undefined;
 }
 
 /**
@@ -17,15 +19,22 @@ export function createBlobCache(opts: { maxBytes?: number; maxEntryBytes?: numbe
   const entries = new Map<string, Buffer>();
   let total = 0;
 
+  const peek = (path: string): Buffer | undefined => {
+    const hit = entries.get(path);
+    if (hit) {
+      // Re-insert, so the map's order is least recently used first.
+      entries.delete(path);
+      entries.set(path, hit);
+    }
+    return hit;
+  };
+
   return {
     maxEntryBytes,
+    peek,
     async read(path) {
-      const hit = entries.get(path);
-      if (hit) {
-        entries.delete(path);
-        entries.set(path, hit);
-        return hit;
-      }
+      const hit = peek(path);
+      if (hit) return hit;
       const bytes = await readFile(path);
       if (bytes.length <= maxEntryBytes && !entries.has(path)) {
         entries.set(path, bytes);

@@ -39,12 +39,16 @@ export interface CompressedCache {
    * null when compressing did not make it smaller (then send the original).
    */
   get(hash: string, source: string, size: number, encoding: Encoding): Promise<CompressedFile | null>;
+  /** What `get` settled on for this blob and encoding, when it has; undefined when not known yet. */
+  peek(hash: string, encoding: Encoding): CompressedFile | null | undefined;
 }
 
 /** Compressed copies of blobs, shared by every edge process that uses the same artifacts root. */
 export function createCompressedCache(root: string): CompressedCache {
   const dir = join(root, 'compressed');
   const known = new Map<string, Promise<CompressedFile | null>>();
+  /** The settled entries of `known`. */
+  const settled = new Map<string, CompressedFile | null>();
   let dirReady: Promise<unknown> | null = null;
 
   const make = async (hash: string, source: string, size: number, encoding: Encoding) => {
@@ -81,13 +85,26 @@ export function createCompressedCache(root: string): CompressedCache {
       const key = `${hash}.${encoding}`;
       let entry = known.get(key);
       if (!entry) {
-        entry = make(hash, source, size, encoding);
-        known.set(key, entry);
-        entry.catch(() => known.delete(key));
+        const made = make(hash, source, size, encoding);
+        entry = made;
+        known.set(key, made);
+        made.then(
+          (file) => {
+            if (known.get(key) === made) settled.set(key, file);
+          },
+          () => known.delete(key),
+        );
         // Bound the memo; dropped entries are found again on disk with one stat.
-        if (known.size > 10_000) known.delete(known.keys().next().value!);
+        if (known.size > 10_000) {
+          const oldest = known.keys().next().value!;
+          known.delete(oldest);
+          settled.delete(oldest);
+        }
       }
       return entry;
+    },
+    peek(hash, encoding) {
+      return settled.get(`${hash}.${encoding}`);
     },
   };
 }

@@ -49,6 +49,11 @@ export type Resolution =
 export interface HostResolver {
   /** Resolves a raw Host header (any case, with or without a port). */
   resolve(host: string | undefined): Promise<Resolution>;
+  /**
+   * The same answer without waiting, when a fresh one is cached; undefined otherwise (then call
+   * `resolve`). The edge's synchronous fast path.
+   */
+  peek(host: string | undefined): Resolution | undefined;
   /** Forgets every cached answer: call it after a production switch so it applies at once. */
   invalidate(): void;
 }
@@ -110,7 +115,7 @@ export function createHostResolver(deps: ResolverDeps, opts: ResolverOptions = {
   const maxEntries = opts.maxEntries ?? 10_000;
   const suffixes = [deps.config.domain];
   if (deps.config.publicEdgeUrl) suffixes.push(new URL(deps.config.publicEdgeUrl).hostname.toLowerCase());
-  const cache = new Map<string, { at: number; value: Promise<Resolution> }>();
+  const cache = new Map<string, { at: number; value: Promise<Resolution>; settled?: Resolution }>();
   const { db } = deps;
 
   /** The single label left of a service domain, or null: `web.localhost` -> `web`. */
@@ -223,10 +228,16 @@ export function createHostResolver(deps: ResolverDeps, opts: ResolverOptions = {
     if (hit && t - hit.at < ttlMs) return hit.value;
     const value = lookup(host);
     // Concurrent requests for one host share the look-up; a failed one is not remembered.
-    cache.set(host, { at: t, value });
-    value.catch(() => {
-      if (cache.get(host)?.value === value) cache.delete(host);
-    });
+    const entry: { at: number; value: Promise<Resolution>; settled?: Resolution } = { at: t, value };
+    cache.set(host, entry);
+    value.then(
+      (r) => {
+        entry.settled = r;
+      },
+      () => {
+        if (cache.get(host) === entry) cache.delete(host);
+      },
+    );
     if (cache.size > maxEntries) {
       for (const [k, v] of cache) if (t - v.at >= ttlMs) cache.delete(k);
       if (cache.size > maxEntries) cache.delete(cache.keys().next().value!);
@@ -234,14 +245,25 @@ export function createHostResolver(deps: ResolverDeps, opts: ResolverOptions = {
     return value;
   };
 
+  /** Adds the port of the deployment's running server process, if any. */
+  const withPort = (r: Resolution): Resolution => {
+    if (r.kind !== 'target') return r;
+    const port = opts.runtimePort?.(r.target.deploymentId);
+    return port === undefined ? r : { kind: 'target', target: { ...r.target, runtime: { port } } };
+  };
+
   return {
     async resolve(rawHost) {
       const host = normalizeHost(rawHost);
       if (!host) return { kind: 'unknown' };
-      const r = await cached(host);
-      if (r.kind !== 'target') return r;
-      const port = opts.runtimePort?.(r.target.deploymentId);
-      return port === undefined ? r : { kind: 'target', target: { ...r.target, runtime: { port } } };
+      return withPort(await cached(host));
+    },
+    peek(rawHost) {
+      const host = normalizeHost(rawHost);
+      if (!host) return { kind: 'unknown' };
+      const hit = cache.get(host);
+      if (!hit?.settled || now() - hit.at >= ttlMs) return undefined;
+      return withPort(hit.settled);
     },
     invalidate() {
       cache.clear();

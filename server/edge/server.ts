@@ -46,6 +46,9 @@ export interface EdgeServerOptions {
 
 export const DEPLOYMENT_HEADER = 'X-Slipway-Deployment';
 
+/** Where a target's requests go: a port to proxy to, its files (`static`), or why neither. */
+type AppPort = number | 'static' | 'not-running' | 'start-failed';
+
 function idsOf(r: Resolution): { projectId: string | null; deploymentId: string | null } {
   switch (r.kind) {
     case 'target':
@@ -65,13 +68,14 @@ export function createEdgeServer(opts: EdgeServerOptions): Server {
   const files = createStaticServer({ artifacts, compressed: createCompressedCache(opts.artifactsRoot) });
   const proxy = createProxy();
 
-  async function answer(
+  /** Answers a resolved request: at once when it can (a warm static file), else via the promise. */
+  function answer(
     req: IncomingMessage,
     res: ServerResponse,
     host: string,
     r: Resolution,
     counter: ByteCounter,
-  ): Promise<void> {
+  ): void | Promise<void> {
     const page = (status: number, title: string, message: string, headers?: Record<string, string>) => {
       counter.bytes += sendPage(req, res, status, title, message, headers);
     };
@@ -110,27 +114,43 @@ export function createEdgeServer(opts: EdgeServerOptions): Server {
               { 'Retry-After': '5' },
             );
       case 'target': {
-        const app = await appPort(r.target, req);
-        if (typeof app === 'number') return proxy.forward(req, res, app, counter);
-        if (app === 'start-failed') {
-          return page(
-            502,
-            'The app could not start',
-            `Deployment ${r.target.deploymentId} could not start its server process. Its runtime log says why.`,
-            { 'Retry-After': '10' },
-          );
-        }
-        if (app === 'not-running') {
-          return page(
-            503,
-            'The app is not running',
-            `Deployment ${r.target.deploymentId} runs a server process, which is not running on this edge. Try again in a few seconds.`,
-            { 'Retry-After': '5' },
-          );
-        }
-        return files.serve(req, res, r.target, counter);
+        const app = appPort(r.target, req);
+        return typeof app === 'object'
+          ? app.then((a) => toApp(req, res, r.target, a, counter))
+          : toApp(req, res, r.target, app, counter);
       }
     }
+  }
+
+  /** Sends a target's request where it goes: its server process, its files, or a page why not. */
+  function toApp(
+    req: IncomingMessage,
+    res: ServerResponse,
+    target: Target,
+    app: AppPort,
+    counter: ByteCounter,
+  ): void | Promise<void> {
+    const page = (status: number, title: string, message: string, headers?: Record<string, string>) => {
+      counter.bytes += sendPage(req, res, status, title, message, headers);
+    };
+    if (typeof app === 'number') return proxy.forward(req, res, app, counter);
+    if (app === 'start-failed') {
+      return page(
+        502,
+        'The app could not start',
+        `Deployment ${target.deploymentId} could not start its server process. Its runtime log says why.`,
+        { 'Retry-After': '10' },
+      );
+    }
+    if (app === 'not-running') {
+      return page(
+        503,
+        'The app is not running',
+        `Deployment ${target.deploymentId} runs a server process, which is not running on this edge. Try again in a few seconds.`,
+        { 'Retry-After': '5' },
+      );
+    }
+    return files.serve(req, res, target, counter);
   }
 
   /**
@@ -138,19 +158,19 @@ export function createEdgeServer(opts: EdgeServerOptions): Server {
    * there is none: `static` means serve files. A `node` deployment never falls back to its files:
    * they are its source, secrets and all.
    */
-  async function appPort(
-    target: Target,
-    req: IncomingMessage,
-  ): Promise<number | 'static' | 'not-running' | 'start-failed'> {
-    if (target.kind === 'node' && opts.launcher) {
-      try {
-        const port = await opts.launcher.ensure(target);
-        opts.launcher.touch(target.deploymentId);
-        return port;
-      } catch (err) {
-        opts.onError?.(err, req);
-        return 'start-failed';
-      }
+  function appPort(target: Target, req: IncomingMessage): AppPort | Promise<AppPort> {
+    const launcher = opts.launcher;
+    if (target.kind === 'node' && launcher) {
+      return launcher.ensure(target).then(
+        (port) => {
+          launcher.touch(target.deploymentId);
+          return port;
+        },
+        (err: unknown) => {
+          opts.onError?.(err, req);
+          return 'start-failed' as const;
+        },
+      );
     }
     const port = target.runtime?.port ?? opts.supervisor?.portOf(target.deploymentId);
     if (port !== undefined) return port;
@@ -196,25 +216,31 @@ export function createEdgeServer(opts: EdgeServerOptions): Server {
         }
       });
     }
-    opts.resolver
-      .resolve(req.headers.host)
-      .then((r) => {
-        ({ projectId, deploymentId } = idsOf(r));
-        if (deploymentId) res.setHeader(DEPLOYMENT_HEADER, deploymentId);
-        return answer(req, res, host, r, counter);
-      })
-      .catch((err: unknown) => {
-        opts.onError?.(err, req);
-        if (res.headersSent) res.destroy();
-        else
-          counter.bytes += sendPage(
-            req,
-            res,
-            500,
-            'Edge error',
-            'The edge could not serve this request. Try again; if it persists, check the server log.',
-          );
-      });
+    const handle = (r: Resolution) => {
+      ({ projectId, deploymentId } = idsOf(r));
+      if (deploymentId) res.setHeader(DEPLOYMENT_HEADER, deploymentId);
+      return answer(req, res, host, r, counter);
+    };
+    const fail = (err: unknown) => {
+      opts.onError?.(err, req);
+      if (res.headersSent) res.destroy();
+      else
+        counter.bytes += sendPage(
+          req,
+          res,
+          500,
+          'Edge error',
+          'The edge could not serve this request. Try again; if it persists, check the server log.',
+        );
+    };
+    // A warm request (host, manifest and file in memory) is answered without leaving this turn.
+    try {
+      const known = opts.resolver.peek(req.headers.host);
+      const pending = known ? handle(known) : opts.resolver.resolve(req.headers.host).then(handle);
+      pending?.catch(fail);
+    } catch (err) {
+      fail(err);
+    }
   }
   // WebSocket and other upgrades reach server apps only; anything else is refused plainly.
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
@@ -222,7 +248,7 @@ export function createEdgeServer(opts: EdgeServerOptions): Server {
     opts.resolver
       .resolve(req.headers.host)
       .then(async (r) => {
-        const app = r.kind === 'target' ? await appPort(r.target, req) : 'static';
+        const app: AppPort = r.kind === 'target' ? await appPort(r.target, req) : 'static';
         if (typeof app === 'number') return proxy.forwardUpgrade(req, socket, head, app);
         refuseUpgrade(socket, app === 'static' ? 404 : 502);
       })

@@ -9,6 +9,8 @@ import {
   MIN_COMPRESS_BYTES,
   negotiateEncoding,
   type CompressedCache,
+  type CompressedFile,
+  type Encoding,
 } from './compression.ts';
 import { contentTypeOf, extensionOf } from './content-types.ts';
 import { sendPage } from './pages.ts';
@@ -89,27 +91,31 @@ export function createStaticServer(opts: StaticServerOptions) {
   const { artifacts, compressed } = opts;
   const blobs = opts.blobs ?? createBlobCache();
 
-  async function sendFile(
+  /**
+   * Sends a matched file. Synchronous (returns undefined) when everything it needs is in memory,
+   * which is most requests of a warm edge; otherwise returns the promise of the disk work.
+   */
+  function sendFile(
     req: IncomingMessage,
     res: ServerResponse,
     match: Match,
     manifest: Manifest,
     counter: ByteCounter,
-  ): Promise<void> {
+  ): void | Promise<void> {
     const { file, status } = match;
     const type = contentTypeOf(match.path);
-    const lastModified = new Date(manifest.createdAt);
+    const lastModified = lastModifiedOf(manifest);
     const headers: Record<string, string | number> = {
       'Content-Type': type.type,
       ETag: `"${file.hash}"`,
       'Cache-Control': status === 200 ? cacheControlFor(match.path) : REVALIDATE,
     };
-    if (!Number.isNaN(lastModified.getTime())) headers['Last-Modified'] = lastModified.toUTCString();
+    if (lastModified) headers['Last-Modified'] = lastModified.header;
     const compressible =
       type.compressible && file.size >= MIN_COMPRESS_BYTES && file.size <= MAX_COMPRESS_BYTES;
     if (compressible) headers.Vary = 'Accept-Encoding';
 
-    if (status === 200 && isNotModified(req, file.hash, lastModified)) {
+    if (status === 200 && isNotModified(req, file.hash, lastModified?.date)) {
       res.writeHead(304, headers);
       res.end();
       return;
@@ -118,13 +124,10 @@ export function createStaticServer(opts: StaticServerOptions) {
     const blob = artifacts.blobPath(file.hash);
     let start = 0;
     let end = file.size - 1;
-    let sendPath = blob;
-    let sendSize = file.size;
-    let length = file.size;
     let code: number = status;
     if (status === 200) {
       headers['Accept-Ranges'] = 'bytes';
-      const range = rangeFor(req, file.hash, lastModified, file.size);
+      const range = rangeFor(req, file.hash, lastModified?.date, file.size);
       if (range === 'unsatisfiable') {
         res.writeHead(416, { ...headers, 'Content-Range': `bytes */${file.size}`, 'Content-Length': 0 });
         res.end();
@@ -132,25 +135,8 @@ export function createStaticServer(opts: StaticServerOptions) {
       }
       if (range) {
         ({ start, end } = range);
-        length = end - start + 1;
         code = 206;
         headers['Content-Range'] = `bytes ${start}-${end}/${file.size}`;
-      }
-    }
-    // Ranges address the identity bytes, so only whole responses are compressed.
-    const encoding = code !== 206 && compressible ? negotiateEncoding(req.headers['accept-encoding']) : null;
-    if (encoding) {
-      // Compression is an optimisation: when it fails (source missing, disk full) send the original.
-      const copy = await compressed.get(file.hash, blob, file.size, encoding).catch(() => null);
-      if (copy) {
-        sendPath = copy.path;
-        sendSize = copy.size;
-        start = 0;
-        end = copy.size - 1;
-        length = copy.size;
-        headers['Content-Encoding'] = encoding;
-        // Weak: the bytes differ from the identity representation that the strong tag names.
-        headers.ETag = `W/"${file.hash}"`;
       }
     }
 
@@ -164,55 +150,130 @@ export function createStaticServer(opts: StaticServerOptions) {
       );
     };
     const isMissing = (err: unknown) => (err as NodeJS.ErrnoException).code === 'ENOENT';
-    headers['Content-Length'] = length;
 
-    // Small files come from memory: most of a site's requests, without a file handle each.
-    if (sendSize <= blobs.maxEntryBytes) {
-      let bytes: Buffer;
+    /** Sends the blob, or the compressed copy of it when there is one. */
+    const send = (copy: CompressedFile | null, encoding: Encoding | null): void | Promise<void> => {
+      let sendPath = blob;
+      let sendSize = file.size;
+      if (copy && encoding) {
+        sendPath = copy.path;
+        sendSize = copy.size;
+        start = 0;
+        end = copy.size - 1;
+        headers['Content-Encoding'] = encoding;
+        // Weak: the bytes differ from the identity representation that the strong tag names.
+        headers.ETag = `W/"${file.hash}"`;
+      }
+      headers['Content-Length'] = end - start + 1;
+
+      // Small files come from memory: most of a site's requests, without a file handle each.
+      if (sendSize <= blobs.maxEntryBytes) {
+        const sendBytes = (bytes: Buffer) => {
+          res.writeHead(code, headers);
+          if (req.method === 'HEAD') {
+            res.end();
+            return;
+          }
+          const body = start === 0 && end === bytes.length - 1 ? bytes : bytes.subarray(start, end + 1);
+          counter.bytes += body.length;
+          res.end(body);
+        };
+        const inMemory = blobs.peek(sendPath);
+        if (inMemory) return sendBytes(inMemory);
+        return blobs.read(sendPath).then(sendBytes, (err: unknown) => {
+          if (!isMissing(err)) throw err;
+          missing();
+        });
+      }
+      return streamFile(sendPath);
+    };
+
+    const streamFile = async (path: string): Promise<void> => {
+      let handle: FileHandle;
       try {
-        bytes = await blobs.read(sendPath);
+        handle = await open(path, 'r');
       } catch (err) {
         if (!isMissing(err)) throw err;
         return missing();
       }
       res.writeHead(code, headers);
       if (req.method === 'HEAD') {
+        await handle.close();
         res.end();
         return;
       }
-      const body = start === 0 && end === bytes.length - 1 ? bytes : bytes.subarray(start, end + 1);
-      counter.bytes += body.length;
-      res.end(body);
-      return;
-    }
+      const stream = handle.createReadStream({ start, end, autoClose: true });
+      stream.on('data', (chunk: string | Buffer) => {
+        counter.bytes += chunk.length;
+      });
+      try {
+        await pipeline(stream, res);
+      } catch {
+        // The client went away mid-body; the socket is already closed and there is nothing to answer.
+      }
+    };
 
-    let handle: FileHandle;
-    try {
-      handle = await open(sendPath, 'r');
-    } catch (err) {
-      if (!isMissing(err)) throw err;
-      return missing();
-    }
-    res.writeHead(code, headers);
-    if (req.method === 'HEAD') {
-      await handle.close();
-      res.end();
+    // Ranges address the identity bytes, so only whole responses are compressed.
+    const encoding = code !== 206 && compressible ? negotiateEncoding(req.headers['accept-encoding']) : null;
+    if (!encoding) return send(null, null);
+    const known = compressed.peek(file.hash, encoding);
+    if (known !== undefined) return send(known, encoding);
+    // Compression is an optimisation: when it fails (source missing, disk full) send the original.
+    return compressed
+      .get(file.hash, blob, file.size, encoding)
+      .catch(() => null)
+      .then((copy) => send(copy, encoding));
+  }
+
+  /** Answers once the manifest is known: the file the path maps to, or the right page. */
+  function serveFrom(
+    req: IncomingMessage,
+    res: ServerResponse,
+    target: Target,
+    manifest: Manifest | null,
+    counter: ByteCounter,
+  ): void | Promise<void> {
+    if (!manifest) {
+      counter.bytes += sendPage(
+        req,
+        res,
+        503,
+        'Deployment files not available',
+        'This deployment has no files in the artifact store yet. Try again in a few seconds; if it persists, redeploy.',
+        { 'Retry-After': '5' },
+      );
       return;
     }
-    const stream = handle.createReadStream({ start, end, autoClose: true });
-    stream.on('data', (chunk: string | Buffer) => {
-      counter.bytes += chunk.length;
-    });
-    try {
-      await pipeline(stream, res);
-    } catch {
-      // The client went away mid-body; the socket is already closed and there is nothing to answer.
+    const path = requestPath(req.url);
+    if (path === null) {
+      counter.bytes += sendPage(
+        req,
+        res,
+        400,
+        'Bad request',
+        'The request path is not valid percent-encoding.',
+      );
+      return;
     }
+    const match = matchPath(manifest, path, target.spa);
+    if (!match) {
+      counter.bytes += sendPage(req, res, 404, 'Page not found', `This deployment has no page at ${path}.`);
+      return;
+    }
+    return sendFile(req, res, match, manifest, counter);
   }
 
   return {
-    /** Answers a request for a static target; never throws for a client's mistake. */
-    async serve(req: IncomingMessage, res: ServerResponse, target: Target, counter: ByteCounter) {
+    /**
+     * Answers a request for a static target; never rejects for a client's mistake. Returns
+     * undefined when it answered at once (everything was in memory), else the promise of the rest.
+     */
+    serve(
+      req: IncomingMessage,
+      res: ServerResponse,
+      target: Target,
+      counter: ByteCounter,
+    ): void | Promise<void> {
       if (req.method !== 'GET' && req.method !== 'HEAD') {
         counter.bytes += sendPage(
           req,
@@ -224,56 +285,45 @@ export function createStaticServer(opts: StaticServerOptions) {
         );
         return;
       }
-      const manifest = target.artifactId ? await artifacts.manifest(target.artifactId) : null;
-      if (!manifest) {
-        counter.bytes += sendPage(
-          req,
-          res,
-          503,
-          'Deployment files not available',
-          'This deployment has no files in the artifact store yet. Try again in a few seconds; if it persists, redeploy.',
-          { 'Retry-After': '5' },
-        );
-        return;
-      }
-      const path = requestPath(req.url);
-      if (path === null) {
-        counter.bytes += sendPage(
-          req,
-          res,
-          400,
-          'Bad request',
-          'The request path is not valid percent-encoding.',
-        );
-        return;
-      }
-      const match = matchPath(manifest, path, target.spa);
-      if (!match) {
-        counter.bytes += sendPage(req, res, 404, 'Page not found', `This deployment has no page at ${path}.`);
-        return;
-      }
-      await sendFile(req, res, match, manifest, counter);
+      if (!target.artifactId) return serveFrom(req, res, target, null, counter);
+      const loaded = artifacts.peek(target.artifactId);
+      if (loaded) return serveFrom(req, res, target, loaded, counter);
+      return artifacts
+        .manifest(target.artifactId)
+        .then((manifest) => serveFrom(req, res, target, manifest, counter));
     },
   };
 }
 
-function isNotModified(req: IncomingMessage, hash: string, lastModified: Date): boolean {
+/** A manifest's creation time as a date and as the Last-Modified value; null when it is not a date. */
+const lastModifiedCache = new WeakMap<Manifest, { date: Date; header: string } | null>();
+function lastModifiedOf(manifest: Manifest): { date: Date; header: string } | null {
+  let value = lastModifiedCache.get(manifest);
+  if (value === undefined) {
+    const date = new Date(manifest.createdAt);
+    value = Number.isNaN(date.getTime()) ? null : { date, header: date.toUTCString() };
+    lastModifiedCache.set(manifest, value);
+  }
+  return value;
+}
+
+function isNotModified(req: IncomingMessage, hash: string, lastModified: Date | undefined): boolean {
   const inm = req.headers['if-none-match'];
   // If-None-Match wins over If-Modified-Since (RFC 9110 13.2.2).
   if (inm !== undefined) return etagMatches(inm, hash);
   const ims = req.headers['if-modified-since'];
-  if (!ims || Number.isNaN(lastModified.getTime())) return false;
+  if (!ims || !lastModified) return false;
   const since = Date.parse(ims);
   return !Number.isNaN(since) && Math.floor(lastModified.getTime() / 1000) <= Math.floor(since / 1000);
 }
 
-function rangeFor(req: IncomingMessage, hash: string, lastModified: Date, size: number) {
+function rangeFor(req: IncomingMessage, hash: string, lastModified: Date | undefined, size: number) {
   const ifRange = req.headers['if-range'];
   if (typeof ifRange === 'string') {
     // If-Range needs a strong match; a validator that does not match means "send it all".
     const fresh = ifRange.startsWith('"')
       ? ifRange === `"${hash}"`
-      : Date.parse(ifRange) >= Math.floor(lastModified.getTime() / 1000) * 1000;
+      : !!lastModified && Date.parse(ifRange) >= Math.floor(lastModified.getTime() / 1000) * 1000;
     if (!fresh) return null;
   }
   return parseRange(req.headers.range, size);

@@ -535,4 +535,27 @@ describe('edge: static deployments', () => {
     cached.invalidate();
     expect(await current()).toBe(one.id);
   });
+
+  it('peek gives the cached answer without waiting, only while it is fresh', async () => {
+    let now = 0;
+    const cached = createHostResolver(t.deps, { ttlMs: 1000, now: () => now });
+    const alice = await t.user('alice@example.com');
+    const p = await insertProject(t, alice.orgId, { name: 'peeky' });
+    const d = await insertDeployment(t, p.id);
+    await t.deps.db
+      .updateTable('projects')
+      .set({ production_deployment_id: d.id })
+      .where('id', '=', p.id)
+      .execute();
+    expect(cached.peek('peeky.localhost')).toBeUndefined();
+    const pending = cached.resolve('Peeky.localhost:3001');
+    // Still being looked up: nothing to give yet.
+    expect(cached.peek('peeky.localhost')).toBeUndefined();
+    const resolved = await pending;
+    expect(resolved.kind).toBe('target');
+    expect(cached.peek('PEEKY.localhost:80')).toEqual(resolved);
+    expect(cached.peek('')).toEqual({ kind: 'unknown' });
+    now = 1000;
+    expect(cached.peek('peeky.localhost')).toBeUndefined();
+  });
 });

@@ -1,0 +1,130 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, request, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createArtifactStore } from '../../../server/builder/artifacts.ts';
+import { createArtifactReader } from '../../../server/edge/artifact-reader.ts';
+import { createBlobCache } from '../../../server/edge/blob-cache.ts';
+import { createCompressedCache } from '../../../server/edge/compression.ts';
+import { createStaticServer } from '../../../server/edge/static.ts';
+import type { Target } from '../../../server/edge/resolve-host.ts';
+
+const dirs: string[] = [];
+const servers: Server[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => new Promise((r) => s.close(r))));
+  dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true }));
+});
+
+function tempDir(files: Record<string, string> = {}): string {
+  const dir = mkdtempSync(join(tmpdir(), 'slipway-fast-'));
+  dirs.push(dir);
+  for (const [path, content] of Object.entries(files)) writeFileSync(join(dir, path), content);
+  return dir;
+}
+
+const limits = { maxBytes: 1024 * 1024, maxFiles: 100 };
+
+/** GETs a path from a server on 127.0.0.1; resolves with status, headers and body. */
+function get(server: Server, path: string, headers: Record<string, string> = {}) {
+  const { port } = server.address() as AddressInfo;
+  return new Promise<{ status: number; headers: Record<string, unknown>; body: Buffer }>(
+    (resolve, reject) => {
+      request({ host: '127.0.0.1', port, path, headers }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks) }),
+        );
+      })
+        .on('error', reject)
+        .end();
+    },
+  );
+}
+
+describe('edge fast path', () => {
+  it('answers a warm request within the same turn, and the same bytes and headers as a cold one', async () => {
+    const root = tempDir();
+    const site = tempDir({ 'index.html': '<h1>hi</h1>', 'big.txt': 'x'.repeat(4096) });
+    const { artifactId } = await createArtifactStore(root).storeDirectory(site, limits);
+    const files = createStaticServer({
+      artifacts: createArtifactReader(root),
+      compressed: createCompressedCache(root),
+    });
+    const target: Target = {
+      projectId: 'prj_1',
+      deploymentId: 'dpl_1',
+      artifactId,
+      kind: 'static',
+      spa: false,
+      environment: 'production',
+    };
+    const answeredAtOnce: boolean[] = [];
+    const server = createServer((req, res) => {
+      const pending = files.serve(req, res, target, { bytes: 0 });
+      answeredAtOnce.push(pending === undefined && res.writableEnded);
+      void pending;
+    });
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+
+    const cold = await get(server, '/');
+    const warm = await get(server, '/');
+    expect(answeredAtOnce).toEqual([false, true]);
+    expect(warm.status).toBe(200);
+    expect(warm.body.toString()).toBe('<h1>hi</h1>');
+    const { date: _a, ...coldHeaders } = cold.headers;
+    const { date: _b, ...warmHeaders } = warm.headers;
+    expect(warmHeaders).toEqual(coldHeaders);
+
+    // A compressed copy is made by the first request that asks for it; then it is in memory too.
+    const gzCold = await get(server, '/big.txt', { 'accept-encoding': 'gzip' });
+    const gzWarm = await get(server, '/big.txt', { 'accept-encoding': 'gzip' });
+    expect(answeredAtOnce.slice(2)).toEqual([false, true]);
+    expect(gzWarm.headers['content-encoding']).toBe('gzip');
+    expect(gzWarm.headers.etag).toBe(gzCold.headers.etag);
+    expect(gzWarm.body.equals(gzCold.body)).toBe(true);
+    expect(gzWarm.body.length).toBeLessThan(4096);
+
+    // A range of a warm file is cut from memory (the identity bytes, which the gzip requests did
+    // not load).
+    expect((await get(server, '/big.txt')).body.length).toBe(4096);
+    expect(answeredAtOnce.at(-1)).toBe(false);
+    const range = await get(server, '/big.txt', { range: 'bytes=10-19' });
+    expect(answeredAtOnce.at(-1)).toBe(true);
+    expect(range.status).toBe(206);
+    expect(range.body.toString()).toBe('x'.repeat(10));
+  });
+
+  it('peeks only what has loaded', async () => {
+    const root = tempDir();
+    const site = tempDir({ 'a.txt': 'a'.repeat(2048) });
+    const { artifactId } = await createArtifactStore(root).storeDirectory(site, limits);
+
+    const reader = createArtifactReader(root);
+    expect(reader.peek(artifactId)).toBeUndefined();
+    const loading = reader.manifest(artifactId);
+    expect(reader.peek(artifactId)).toBeUndefined();
+    const manifest = await loading;
+    expect(reader.peek(artifactId)).toBe(manifest);
+    // A missing artifact is not remembered, so it is found once the builder writes it.
+    await reader.manifest('art_missing00000000000');
+    expect(reader.peek('art_missing00000000000')).toBeUndefined();
+
+    const hash = manifest!.files['/a.txt']!.hash;
+    const blobs = createBlobCache({ maxEntryBytes: 4096 });
+    expect(blobs.peek(reader.blobPath(hash))).toBeUndefined();
+    const bytes = await blobs.read(reader.blobPath(hash));
+    expect(blobs.peek(reader.blobPath(hash))).toBe(bytes);
+
+    const compressed = createCompressedCache(root);
+    expect(compressed.peek(hash, 'gzip')).toBeUndefined();
+    const copy = await compressed.get(hash, reader.blobPath(hash), 2048, 'gzip');
+    expect(copy?.size).toBeLessThan(2048);
+    expect(compressed.peek(hash, 'gzip')).toEqual(copy);
+    expect(compressed.peek(hash, 'br')).toBeUndefined();
+  });
+});
