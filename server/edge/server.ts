@@ -19,7 +19,7 @@ export interface RequestRecord {
   /** The Host header, lowercased and without port. */
   host: string;
   status: number;
-  /** From the request's arrival until its response finished or the client left. */
+  /** From the request's arrival until its response was written out or the client left. */
   durationMs: number;
   /** Body bytes sent. */
   bytes: number;
@@ -199,23 +199,6 @@ export function createEdgeServer(opts: EdgeServerOptions): Server {
     const host = normalizeHost(req.headers.host);
     let projectId: string | null = null;
     let deploymentId: string | null = null;
-    if (opts.onRequest) {
-      const report = opts.onRequest;
-      res.once('close', () => {
-        try {
-          report({
-            projectId,
-            deploymentId,
-            host,
-            status: res.statusCode,
-            durationMs: performance.now() - started,
-            bytes: counter.bytes,
-          });
-        } catch {
-          // Metrics must never break serving.
-        }
-      });
-    }
     const handle = (r: Resolution) => {
       ({ projectId, deploymentId } = idsOf(r));
       if (deploymentId) res.setHeader(DEPLOYMENT_HEADER, deploymentId);
@@ -233,7 +216,22 @@ export function createEdgeServer(opts: EdgeServerOptions): Server {
           'The edge could not serve this request. Try again; if it persists, check the server log.',
         );
     };
-    // A warm request (host, manifest and file in memory) is answered without leaving this turn.
+    const report = () => {
+      try {
+        opts.onRequest?.({
+          projectId,
+          deploymentId,
+          host,
+          status: res.statusCode,
+          durationMs: performance.now() - started,
+          bytes: counter.bytes,
+        });
+      } catch {
+        // Metrics must never break serving.
+      }
+    };
+    // A warm request (host, manifest and file in memory) is answered without leaving this turn,
+    // and then recorded at once; any other is recorded when its response closes.
     try {
       const known = opts.resolver.peek(req.headers.host);
       const pending = known ? handle(known) : opts.resolver.resolve(req.headers.host).then(handle);
@@ -241,6 +239,9 @@ export function createEdgeServer(opts: EdgeServerOptions): Server {
     } catch (err) {
       fail(err);
     }
+    if (!opts.onRequest) return;
+    if (res.writableEnded) report();
+    else res.once('close', report);
   }
   // WebSocket and other upgrades reach server apps only; anything else is refused plainly.
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {

@@ -61,7 +61,49 @@ export function parseStatusCounts(json: string): Record<string, number> {
   return {};
 }
 
-/** Groups requests by project and minute, sorted so that writers lock rows in one order. */
+/** An empty delta for one project and minute. */
+export function emptyDelta(projectId: string, minute: string): RollupDelta {
+  return {
+    projectId,
+    minute,
+    requests: 0,
+    success: 0,
+    errors: 0,
+    bytes: 0,
+    latencySumMs: 0,
+    latencyHist: emptyHistogram(),
+    statusCounts: {},
+  };
+}
+
+/** Counts one request into a delta. */
+export function addRequest(d: RollupDelta, status: number, durationMs: number, bytes: number): void {
+  const duration = Math.max(0, Math.round(durationMs));
+  d.requests += 1;
+  d.bytes += Math.max(0, Math.round(bytes));
+  d.latencySumMs += duration;
+  const bucket = bucketIndex(duration);
+  d.latencyHist[bucket] = d.latencyHist[bucket]! + 1;
+  if (isErrorStatus(status)) {
+    d.errors += 1;
+    d.statusCounts[String(status)] = (d.statusCounts[String(status)] ?? 0) + 1;
+  } else {
+    d.success += 1;
+  }
+}
+
+/** Adds `from` into `into` (same project and minute). */
+export function mergeDelta(into: RollupDelta, from: RollupDelta): void {
+  into.requests += from.requests;
+  into.success += from.success;
+  into.errors += from.errors;
+  into.bytes += from.bytes;
+  into.latencySumMs += from.latencySumMs;
+  into.latencyHist = mergeHistograms(into.latencyHist, from.latencyHist);
+  into.statusCounts = mergeStatusCounts(into.statusCounts, from.statusCounts);
+}
+
+/** Groups requests by project and minute. */
 export function summarizeRequests(batch: readonly ServedRequest[]): RollupDelta[] {
   const byKey = new Map<string, RollupDelta>();
   for (const r of batch) {
@@ -69,47 +111,34 @@ export function summarizeRequests(batch: readonly ServedRequest[]): RollupDelta[
     const key = `${r.projectId}\u0000${minute}`;
     let d = byKey.get(key);
     if (!d) {
-      d = {
-        projectId: r.projectId,
-        minute,
-        requests: 0,
-        success: 0,
-        errors: 0,
-        bytes: 0,
-        latencySumMs: 0,
-        latencyHist: emptyHistogram(),
-        statusCounts: {},
-      };
+      d = emptyDelta(r.projectId, minute);
       byKey.set(key, d);
     }
-    const duration = Math.max(0, Math.round(r.durationMs));
-    d.requests += 1;
-    d.bytes += Math.max(0, Math.round(r.bytes));
-    d.latencySumMs += duration;
-    const bucket = bucketIndex(duration);
-    d.latencyHist[bucket] = d.latencyHist[bucket]! + 1;
-    if (isErrorStatus(r.status)) {
-      d.errors += 1;
-      d.statusCounts[String(r.status)] = (d.statusCounts[String(r.status)] ?? 0) + 1;
-    } else {
-      d.success += 1;
-    }
+    addRequest(d, r.status, r.durationMs, r.bytes);
   }
-  return [...byKey.values()].sort((a, b) =>
-    a.projectId === b.projectId ? a.minute.localeCompare(b.minute) : a.projectId.localeCompare(b.projectId),
-  );
+  return [...byKey.values()];
+}
+
+/** Adds a batch of served requests to the per-minute rollups (see `writeRollupDeltas`). */
+export async function recordRequests(db: Kysely<Database>, batch: readonly ServedRequest[]): Promise<void> {
+  await writeRollupDeltas(db, summarizeRequests(batch));
 }
 
 /**
- * Adds a batch of served requests to the per-minute rollups, all in one transaction. Works the
+ * Adds per-minute deltas to the rollups, all in one transaction. Works the
  * same on SQLite and PostgreSQL without dialect-specific SQL: each row is first created empty if
  * missing (ON CONFLICT DO NOTHING), then the counters are incremented in place, which on
  * PostgreSQL also locks the row, so the read-modify-write of the JSON columns that follows cannot
  * lose another writer's update. Rows are touched in a fixed order so two writers cannot deadlock.
  */
-export async function recordRequests(db: Kysely<Database>, batch: readonly ServedRequest[]): Promise<void> {
-  const deltas = summarizeRequests(batch);
-  if (deltas.length === 0) return;
+export async function writeRollupDeltas(
+  db: Kysely<Database>,
+  unsorted: readonly RollupDelta[],
+): Promise<void> {
+  if (unsorted.length === 0) return;
+  const deltas = [...unsorted].sort((a, b) =>
+    a.projectId === b.projectId ? a.minute.localeCompare(b.minute) : a.projectId.localeCompare(b.projectId),
+  );
   await db.transaction().execute(async (tx) => {
     for (const d of deltas) {
       await tx
