@@ -62,6 +62,19 @@ function idsOf(r: Resolution): { projectId: string | null; deploymentId: string 
   }
 }
 
+/** Answers with one of the edge's own pages (see pages.ts), counting its bytes. */
+function page(
+  req: IncomingMessage,
+  res: ServerResponse,
+  counter: ByteCounter,
+  status: number,
+  title: string,
+  message: string,
+  headers?: Record<string, string>,
+): void {
+  counter.bytes += sendPage(req, res, status, title, message, headers);
+}
+
 /** The edge: a plain node:http server that serves every deployment by its Host header. */
 export function createEdgeServer(opts: EdgeServerOptions): Server {
   const artifacts = createArtifactReader(opts.artifactsRoot);
@@ -76,26 +89,39 @@ export function createEdgeServer(opts: EdgeServerOptions): Server {
     r: Resolution,
     counter: ByteCounter,
   ): void | Promise<void> {
-    const page = (status: number, title: string, message: string, headers?: Record<string, string>) => {
-      counter.bytes += sendPage(req, res, status, title, message, headers);
-    };
     switch (r.kind) {
       case 'unknown':
         return host
           ? page(
+              req,
+              res,
+              counter,
               404,
               'Unknown host',
               `Nothing is deployed at ${host}. Check the URL; for a custom domain, check that it is added to a project and verified.`,
             )
-          : page(404, 'Unknown host', 'The request has no Host header, so there is no deployment to serve.');
+          : page(
+              req,
+              res,
+              counter,
+              404,
+              'Unknown host',
+              'The request has no Host header, so there is no deployment to serve.',
+            );
       case 'suspended':
         return page(
+          req,
+          res,
+          counter,
           503,
           'Project suspended',
           `The project served at ${host} is suspended. Its owner can resume it with "slipway project resume".`,
         );
       case 'no-production':
         return page(
+          req,
+          res,
+          counter,
           404,
           'No production deployment yet',
           `The project served at ${host} has no live production deployment yet. Deploy its production branch to publish it.`,
@@ -103,11 +129,17 @@ export function createEdgeServer(opts: EdgeServerOptions): Server {
       case 'not-ready':
         return r.status === 'failed'
           ? page(
+              req,
+              res,
+              counter,
               404,
               'Deployment failed',
               `Deployment ${r.deploymentId} failed, so there is nothing to serve here. Its build log says why.`,
             )
           : page(
+              req,
+              res,
+              counter,
               503,
               'Deployment is building',
               `Deployment ${r.deploymentId} is ${r.status}. This page will serve it once it is live.`,
@@ -130,12 +162,12 @@ export function createEdgeServer(opts: EdgeServerOptions): Server {
     app: AppPort,
     counter: ByteCounter,
   ): void | Promise<void> {
-    const page = (status: number, title: string, message: string, headers?: Record<string, string>) => {
-      counter.bytes += sendPage(req, res, status, title, message, headers);
-    };
     if (typeof app === 'number') return proxy.forward(req, res, app, counter);
     if (app === 'start-failed') {
       return page(
+        req,
+        res,
+        counter,
         502,
         'The app could not start',
         `Deployment ${target.deploymentId} could not start its server process. Its runtime log says why.`,
@@ -144,6 +176,9 @@ export function createEdgeServer(opts: EdgeServerOptions): Server {
     }
     if (app === 'not-running') {
       return page(
+        req,
+        res,
+        counter,
         503,
         'The app is not running',
         `Deployment ${target.deploymentId} runs a server process, which is not running on this edge. Try again in a few seconds.`,
