@@ -72,6 +72,8 @@ export function requestPath(url: string | undefined): string | null {
   }
 }
 
+const isMissing = (err: unknown) => (err as NodeJS.ErrnoException).code === 'ENOENT';
+
 const etagMatches = (header: string | undefined, hash: string): boolean =>
   !!header &&
   header.split(',').some((tag) => {
@@ -149,7 +151,6 @@ export function createStaticServer(opts: StaticServerOptions) {
         `The file ${match.path} is listed in this deployment's artifact but missing from the artifact store. Redeploy to rebuild it.`,
       );
     };
-    const isMissing = (err: unknown) => (err as NodeJS.ErrnoException).code === 'ENOENT';
 
     /** Sends the blob, or the compressed copy of it when there is one. */
     const send = (copy: CompressedFile | null, encoding: Encoding | null): void | Promise<void> => {

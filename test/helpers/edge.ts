@@ -89,6 +89,15 @@ export async function insertDeployment(
   return row;
 }
 
+/** Makes a deployment its project's production deployment, straight in the database. */
+export async function setProduction(t: TestApp, projectId: string, deploymentId: string): Promise<void> {
+  await t.deps.db
+    .updateTable('projects')
+    .set({ production_deployment_id: deploymentId })
+    .where('id', '=', projectId)
+    .execute();
+}
+
 /** Listens on 127.0.0.1 on a free port; returns the port. */
 export function listen(server: Server): Promise<number> {
   return new Promise((resolve, reject) => {

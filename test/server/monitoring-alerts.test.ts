@@ -17,7 +17,7 @@ import { recordRequests, type ServedRequest } from '../../server/services/monito
 import { recordRuntimeSamples } from '../../server/services/monitoring/record-runtime-samples.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { ManualClock } from '../helpers/clock.ts';
-import { insertDeployment, insertProject, listen } from '../helpers/edge.ts';
+import { insertDeployment, insertProject, listen, setProduction } from '../helpers/edge.ts';
 import { addMember } from '../helpers/members.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
@@ -140,11 +140,7 @@ describe('monitoring rules, probes and pruning', () => {
     it('opens when a production deployment fails after the live one and resolves when a later one goes live', async () => {
       const p = await insertProject(t, alice.orgId);
       const live = await insertDeployment(t, p.id, { ready_at: '2026-11-22T09:00:00.000Z' });
-      await t.deps.db
-        .updateTable('projects')
-        .set({ production_deployment_id: live.id })
-        .where('id', '=', p.id)
-        .execute();
+      await setProduction(t, p.id, live.id);
       // A failed preview does not count.
       await insertDeployment(t, p.id, {
         status: 'failed',
@@ -177,11 +173,7 @@ describe('monitoring rules, probes and pruning', () => {
         ready_at: '2026-11-22T09:40:00.000Z',
         promoted_at: clock.now().toISOString(),
       });
-      await t.deps.db
-        .updateTable('projects')
-        .set({ production_deployment_id: promoted.id })
-        .where('id', '=', p.id)
-        .execute();
+      await setProduction(t, p.id, promoted.id);
       await evaluateDeploymentFailures(t.deps);
       expect(await activeAlerts(p.id, 'deployment_failed')).toEqual([
         expect.objectContaining({
@@ -204,11 +196,7 @@ describe('monitoring rules, probes and pruning', () => {
     const withProduction = async (values: Parameters<typeof insertProject>[2] = {}) => {
       const p = await insertProject(t, alice.orgId, values);
       const d = await insertDeployment(t, p.id);
-      await t.deps.db
-        .updateTable('projects')
-        .set({ production_deployment_id: d.id })
-        .where('id', '=', p.id)
-        .execute();
+      await setProduction(t, p.id, d.id);
       return p;
     };
     const checks = (projectId: string) =>
@@ -393,11 +381,7 @@ describe('the monitoring tick in the worker', () => {
       const u = await t.user();
       const p = await insertProject(t, u.orgId, { name: 'ticked' });
       const d = await insertDeployment(t, p.id);
-      await t.deps.db
-        .updateTable('projects')
-        .set({ production_deployment_id: d.id })
-        .where('id', '=', p.id)
-        .execute();
+      await setProduction(t, p.id, d.id);
       const tick = createMonitoringTickJob(t.deps);
       // Two "processes": two schedulers and two workers on one database.
       const schedulers = [startPeriodicScheduler(t.deps, [tick]), startPeriodicScheduler(t.deps, [tick])];

@@ -8,7 +8,14 @@ import { createHostResolver, type HostResolver } from '../../../server/edge/reso
 import { createEdgeServer, type RequestRecord } from '../../../server/edge/server.ts';
 import { newId } from '../../../server/lib/ids.ts';
 import { createTestApp, type TestApp } from '../../helpers/app.ts';
-import { edgeRequest, insertDeployment, insertProject, listen, storeSite } from '../../helpers/edge.ts';
+import {
+  edgeRequest,
+  insertDeployment,
+  insertProject,
+  listen,
+  storeSite,
+  setProduction,
+} from '../../helpers/edge.ts';
 
 const sha = (s: string | Buffer) => createHash('sha256').update(s).digest('hex');
 
@@ -64,11 +71,7 @@ describe('edge: static deployments', () => {
     });
     const web = await insertProject(t, alice.orgId, { name: 'web' });
     const live = await insertDeployment(t, web.id, { artifact_id: artifactId });
-    await t.deps.db
-      .updateTable('projects')
-      .set({ production_deployment_id: live.id })
-      .where('id', '=', web.id)
-      .execute();
+    await setProduction(t, web.id, live.id);
     site = { projectId: web.id, deploymentId: live.id, deploymentHost: live.host };
 
     const spaArtifact = await storeSite(root, { 'index.html': '<div id="app"></div>', 'main.js': 'boot()' });
@@ -154,11 +157,7 @@ describe('edge: static deployments', () => {
       const artifact = await storeSite(t.deps.config.artifactsDir, { 'index.html': 'x' });
       const p = await insertProject(t, alice.orgId, { name: 'sleepy', status: 'suspended' });
       const d = await insertDeployment(t, p.id, { artifact_id: artifact });
-      await t.deps.db
-        .updateTable('projects')
-        .set({ production_deployment_id: d.id })
-        .where('id', '=', p.id)
-        .execute();
+      await setProduction(t, p.id, d.id);
       for (const host of ['sleepy.localhost', `${d.host}.localhost`]) {
         const res = await get(host, '/');
         expect(res.status, host).toBe(503);
@@ -513,24 +512,18 @@ describe('edge: static deployments', () => {
     const p = await insertProject(t, alice.orgId, { name: 'switchy' });
     const one = await insertDeployment(t, p.id);
     const two = await insertDeployment(t, p.id);
-    const setProduction = (id: string) =>
-      t.deps.db
-        .updateTable('projects')
-        .set({ production_deployment_id: id })
-        .where('id', '=', p.id)
-        .execute();
     const current = async () => {
       const r = await cached.resolve('switchy.localhost:3001');
       return r.kind === 'target' ? r.target.deploymentId : r.kind;
     };
-    await setProduction(one.id);
+    await setProduction(t, p.id, one.id);
     expect(await current()).toBe(one.id);
-    await setProduction(two.id);
+    await setProduction(t, p.id, two.id);
     now = 999;
     expect(await current()).toBe(one.id);
     now = 1000;
     expect(await current()).toBe(two.id);
-    await setProduction(one.id);
+    await setProduction(t, p.id, one.id);
     expect(await current()).toBe(two.id);
     cached.invalidate();
     expect(await current()).toBe(one.id);
@@ -542,11 +535,7 @@ describe('edge: static deployments', () => {
     const alice = await t.user('alice@example.com');
     const p = await insertProject(t, alice.orgId, { name: 'peeky' });
     const d = await insertDeployment(t, p.id);
-    await t.deps.db
-      .updateTable('projects')
-      .set({ production_deployment_id: d.id })
-      .where('id', '=', p.id)
-      .execute();
+    await setProduction(t, p.id, d.id);
     expect(cached.peek('peeky.localhost')).toBeUndefined();
     const pending = cached.resolve('Peeky.localhost:3001');
     // Still being looked up: nothing to give yet.
