@@ -79,6 +79,42 @@ const duration = (name: string, dflt: string) =>
       return ms;
     });
 
+const size = (name: string, dflt: string, example = '512MiB or 4GiB') =>
+  z
+    .string()
+    .default(dflt)
+    .transform((v, ctx) => {
+      const bytes = parseSize(v);
+      if (bytes === null || bytes <= 0) {
+        ctx.addIssue({ code: 'custom', message: `${name} must be a size such as ${example}, got "${v}"` });
+        return z.NEVER;
+      }
+      return bytes;
+    });
+
+/** `uid:gid` as whole numbers. */
+const userIds = (name: string, dflt: string) =>
+  z
+    .string()
+    .default(dflt)
+    .transform((v, ctx) => {
+      const m = /^(\d+):(\d+)$/.exec(v.trim());
+      if (!m || Number(m[1]) === 0 || Number(m[2]) === 0) {
+        ctx.addIssue({
+          code: 'custom',
+          message: `${name} must be uid:gid of an unprivileged user (not 0), such as 65534:65534, got "${v}"`,
+        });
+        return z.NEVER;
+      }
+      return { uid: Number(m[1]), gid: Number(m[2]) };
+    });
+
+const list = (v: string | undefined) =>
+  (v ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+
 const bool = (name: string) =>
   z
     .string()
@@ -185,10 +221,38 @@ const EnvSchema = z.object({
     ),
   SLIPWAY_HEALTH_INTERVAL: duration('SLIPWAY_HEALTH_INTERVAL', '60s'),
   SLIPWAY_RUNTIME_SAMPLE_INTERVAL: duration('SLIPWAY_RUNTIME_SAMPLE_INTERVAL', '10s'),
+  SLIPWAY_SANDBOX: z
+    .enum(['bubblewrap', 'off'], {
+      error: (i) =>
+        `SLIPWAY_SANDBOX must be "bubblewrap" (the default) or "off" (a single trusted user: no isolation), got "${String(i.input)}"`,
+    })
+    .default('bubblewrap'),
+  SLIPWAY_SANDBOX_USER: userIds('SLIPWAY_SANDBOX_USER', '65534:65534'),
+  SLIPWAY_SANDBOX_ALLOW: z.string().optional(),
+  SLIPWAY_SANDBOX_READ_ONLY: z
+    .string()
+    .optional()
+    .refine(
+      (v) => list(v).every((p) => p.startsWith('/')),
+      'SLIPWAY_SANDBOX_READ_ONLY must be a comma-separated list of absolute paths',
+    ),
+  SLIPWAY_SANDBOX_PROCESSES: positiveInt('SLIPWAY_SANDBOX_PROCESSES', 512),
+  SLIPWAY_SANDBOX_MEMORY: size('SLIPWAY_SANDBOX_MEMORY', '4GiB'),
+  SLIPWAY_SANDBOX_DISK: size('SLIPWAY_SANDBOX_DISK', '5GiB'),
+  SLIPWAY_SANDBOX_TMP_SIZE: size('SLIPWAY_SANDBOX_TMP_SIZE', '512MiB'),
+  SLIPWAY_BUILD_LOG_LIMIT: size('SLIPWAY_BUILD_LOG_LIMIT', '5MiB', '5MiB or 500KiB'),
+  SLIPWAY_LOCAL_REPOSITORIES: z
+    .string()
+    .default('any')
+    .refine(
+      (v) => v === 'any' || v === 'off' || list(v).every((p) => p.startsWith('/')),
+      'SLIPWAY_LOCAL_REPOSITORIES must be "any", "off", or a comma-separated list of absolute directories',
+    ),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 
 export type Config = ReturnType<typeof toConfig>;
+export type SandboxConfig = Config['sandbox'];
 
 function toConfig(env: z.infer<typeof EnvSchema>) {
   const dataDir = resolve(env.SLIPWAY_DATA_DIR);
@@ -234,6 +298,29 @@ function toConfig(env: z.infer<typeof EnvSchema>) {
     /** How often the edge samples the CPU and memory of server apps. */
     runtimeSampleIntervalMs: env.SLIPWAY_RUNTIME_SAMPLE_INTERVAL,
     logLevel: env.LOG_LEVEL,
+    /** How tenant code (git, install, build, server apps) is contained: see docs/security.md. */
+    sandbox: {
+      mode: env.SLIPWAY_SANDBOX,
+      /** Host user that tenant code runs as when the service runs as root. */
+      user: env.SLIPWAY_SANDBOX_USER,
+      /** Private addresses, ranges and host names tenant code may reach anyway. */
+      allow: list(env.SLIPWAY_SANDBOX_ALLOW),
+      /** Host paths shown read-only besides /usr and the node toolchain. */
+      readOnly: list(env.SLIPWAY_SANDBOX_READ_ONLY),
+      limits: {
+        processes: env.SLIPWAY_SANDBOX_PROCESSES,
+        memoryBytes: env.SLIPWAY_SANDBOX_MEMORY,
+        diskBytes: env.SLIPWAY_SANDBOX_DISK,
+        tmpBytes: env.SLIPWAY_SANDBOX_TMP_SIZE,
+      },
+    },
+    /** Bytes of build log stored per deployment; past it the log says so and the build goes on. */
+    buildLogLimitBytes: env.SLIPWAY_BUILD_LOG_LIMIT,
+    /** `any` (outside the data and artifacts dirs), `off`, or the directories local repositories may be in. */
+    localRepositories:
+      env.SLIPWAY_LOCAL_REPOSITORIES === 'any' || env.SLIPWAY_LOCAL_REPOSITORIES === 'off'
+        ? env.SLIPWAY_LOCAL_REPOSITORIES
+        : list(env.SLIPWAY_LOCAL_REPOSITORIES).map((p) => resolve(p)),
   };
 }
 

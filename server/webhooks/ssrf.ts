@@ -15,14 +15,14 @@ export const systemLookup: LookupAll = async (hostname) => {
   return found.map((a) => ({ address: a.address, family: a.family === 6 ? 6 : 4 }));
 };
 
-type Rule = [network: string, prefix: number, family: 'ipv4' | 'ipv6'];
+export type Rule = [network: string, prefix: number, family: 'ipv4' | 'ipv6'];
 
 /**
  * Address ranges a webhook may not reach, most specific first so the message names the reason
  * that matters (a metadata address is also link-local). BlockList matches IPv4-mapped IPv6
  * addresses (`::ffff:10.0.0.1`) against the IPv4 rules, so they cannot sneak past.
  */
-const CATEGORIES: [reason: string, rules: Rule[]][] = [
+export const CATEGORIES: [reason: string, rules: Rule[]][] = [
   [
     'a cloud metadata address',
     [
