@@ -5,6 +5,9 @@ import { BuildCancelledError, BuildError, BuildTimeoutError } from './build-erro
 import { checkout } from './checkout.ts';
 import { detectFramework, type AppKind, type DetectedFramework } from './detect-framework.ts';
 import { describeBytes, describeDuration, describeElapsed } from './format.ts';
+import type { Sandbox } from '../sandbox/index.ts';
+import { watchDisk } from '../sandbox/disk-watch.ts';
+import { limitHint } from '../sandbox/limit-hints.ts';
 import { runCommand } from './run-command.ts';
 
 export type BuildLogType = 'build' | 'error';
@@ -35,6 +38,8 @@ export interface BuildDeploymentOptions {
   signal?: AbortSignal;
   /** PATH the commands run with (node, npm, git); default the server's. */
   path?: string;
+  /** Every command of the build (git, install, build) runs in it. */
+  sandbox: Sandbox;
 }
 
 export interface BuildResult {
@@ -81,10 +86,33 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
     return left;
   };
 
+  const { sandbox } = opts;
+  if (sandbox.unavailable) {
+    log('error', sandbox.unavailable);
+    throw new BuildError(sandbox.unavailable);
+  }
+  for (const line of sandbox.banner()) info(line);
   await mkdir(opts.workspaceRoot, { recursive: true });
   const workspace = await mkdtemp(join(opts.workspaceRoot, 'build-'));
   const src = join(workspace, 'src');
   const home = join(workspace, 'home');
+  await mkdir(src);
+  await mkdir(home);
+  await sandbox.prepare([workspace, src, home]);
+  // The workspace's disk use is watched for the whole build; going over it ends the build.
+  const stop = new AbortController();
+  let diskExceeded: string | null = null;
+  const disk = watchDisk(workspace, sandbox.limits.diskBytes, (bytes) => {
+    diskExceeded =
+      `The build used ${describeBytes(bytes)} of disk, more than the limit of ` +
+      `${describeBytes(sandbox.limits.diskBytes)} (SLIPWAY_SANDBOX_DISK).`;
+    stop.abort();
+  });
+  const signal = opts.signal ? AbortSignal.any([opts.signal, stop.signal]) : stop.signal;
+  const cancelled = () => {
+    if (diskExceeded) throw new BuildError(diskExceeded);
+    throw new BuildCancelledError('The build was cancelled.');
+  };
   const basePath = [
     dirname(process.execPath),
     opts.path ?? process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
@@ -99,8 +127,12 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
       workspace: src,
       log: info,
       timeoutMs: remaining(),
-      signal: opts.signal,
+      signal,
       path: basePath,
+      sandbox,
+    }).catch((err: unknown) => {
+      if (err instanceof BuildCancelledError) cancelled();
+      throw err;
     });
 
     const fw = await detectFramework(src, { framework: opts.framework ?? null });
@@ -117,7 +149,6 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
       );
     }
 
-    await mkdir(home, { recursive: true });
     const projectEnv = Object.fromEntries(Object.entries(opts.env).filter(([key]) => !RESERVED.has(key)));
     // The environment is built from nothing: the server's own variables (database URL,
     // encryption key) must never reach code from a repository.
@@ -132,23 +163,31 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
       const shown = argv[0] === 'sh' ? (argv[2] ?? '') : argv.join(' ');
       info(phase(`${title}: ${shown}`));
       const begun = Date.now();
+      const tail: string[] = [];
       const result = await runCommand({
         argv,
         cwd: src,
         env,
         timeoutMs: remaining(),
         secrets: opts.secrets,
-        signal: opts.signal,
-        onLine: (_stream, line) => info(line),
+        signal,
+        sandbox,
+        writable: [workspace],
+        onLine: (_stream, line) => {
+          info(line);
+          tail.push(line);
+          if (tail.length > 50) tail.shift();
+        },
       }).catch((err: Error) => {
         throw new BuildError(`${title} failed: ${err.message}`);
       });
-      if (result.aborted) throw new BuildCancelledError('The build was cancelled.');
+      if (result.aborted) cancelled();
       if (result.timedOut) throw new BuildTimeoutError(timeoutMessage);
       if (result.exitCode !== 0) {
         const how =
           result.exitCode === null ? `was killed by ${result.signal}` : `exited with code ${result.exitCode}`;
-        throw new BuildError(`${title} failed: "${shown}" ${how}.`);
+        const hint = limitHint(sandbox.limits, tail, result.signal);
+        throw new BuildError(`${title} failed: "${shown}" ${how}.${hint ? ` ${hint}` : ''}`);
       }
       info(`${title} finished in ${describeElapsed(Date.now() - begun)}`);
     };
@@ -219,6 +258,7 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
     if (err instanceof BuildError) log('error', err.message);
     throw err;
   } finally {
+    disk.stop();
     await rm(workspace, { recursive: true, force: true, maxRetries: 3 });
   }
 }

@@ -1,5 +1,9 @@
+import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Sandbox } from '../sandbox/index.ts';
+import { SANDBOX_GITCONFIG } from '../sandbox/spawn.ts';
 import { BuildCancelledError, BuildError, BuildTimeoutError } from './build-error.ts';
 import { runCommand } from './run-command.ts';
 
@@ -18,6 +22,8 @@ export interface CheckoutOptions {
   signal?: AbortSignal;
   /** PATH that git is found on; default the server's. */
   path?: string;
+  /** git runs in it, with the workspace writable and a local repository readable. */
+  sandbox: Sandbox;
 }
 
 export interface CheckoutResult {
@@ -39,6 +45,19 @@ function urlSecrets(url: string): string[] {
   return m[1].split(':').filter((part) => part.length > 0);
 }
 
+/** The directory of a local repository (a `file://` URL or a path), or null for a remote one. */
+export function localRepositoryPath(url: string): string | null {
+  if (/^file:\/\//i.test(url)) {
+    try {
+      return fileURLToPath(url);
+    } catch {
+      return null;
+    }
+  }
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url) || /^[\w.-]+@[\w.-]+:/.test(url)) return null;
+  return isAbsolute(url) ? url : resolve(url);
+}
+
 /** A plain local path is made absolute: git runs inside the workspace, not the server's cwd. */
 function normalizeRepository(url: string): string {
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url) || /^[\w.-]+@[\w.-]+:/.test(url)) return url;
@@ -56,7 +75,9 @@ function gitEnv(path: string, home: string): Record<string, string> {
     HOME: home,
     GIT_TERMINAL_PROMPT: '0',
     GIT_CONFIG_NOSYSTEM: '1',
-    GIT_CONFIG_GLOBAL: '/dev/null',
+    // Only the sandbox's own (safe.directory); outside the sandbox the path does not exist, and
+    // git reads nothing.
+    GIT_CONFIG_GLOBAL: SANDBOX_GITCONFIG,
     GIT_ALLOW_PROTOCOL: 'file:git:http:https:ssh',
     GIT_SSH_COMMAND: 'ssh -F /dev/null -o BatchMode=yes -o IdentitiesOnly=yes -o IdentityFile=/dev/null',
     LC_ALL: 'C',
@@ -83,10 +104,12 @@ export async function checkout(opts: CheckoutOptions): Promise<CheckoutResult> {
   }
 
   await mkdir(workspace, { recursive: true });
+  await opts.sandbox.prepare([workspace]);
   // Inside .git, which checked-out files can never write to; git needs no real home.
   const env = gitEnv(opts.path ?? process.env.PATH ?? '/usr/bin:/bin', join(workspace, '.git', 'home'));
   const deadline = Date.now() + opts.timeoutMs;
   const secrets = urlSecrets(opts.repositoryUrl);
+  const local = localRepositoryPath(repository);
 
   const git = async (args: string[]) => {
     const output: string[] = [];
@@ -97,6 +120,10 @@ export async function checkout(opts: CheckoutOptions): Promise<CheckoutResult> {
       timeoutMs: Math.max(1, deadline - Date.now()),
       secrets,
       signal: opts.signal,
+      sandbox: opts.sandbox,
+      writable: [workspace],
+      // A local repository is shown read-only, and nothing else of the server's disk.
+      readOnly: local && existsSync(local) ? [local] : [],
       onLine: (_stream, line) => output.push(line.split(repository).join(shown)),
     });
     if (result.aborted) throw new BuildCancelledError('The build was cancelled.');

@@ -1,6 +1,7 @@
-import { spawn } from 'node:child_process';
 import { StringDecoder } from 'node:string_decoder';
 import type { Readable } from 'node:stream';
+import type { Sandbox } from '../sandbox/index.ts';
+import { spawnPlanned } from '../sandbox/spawn-planned.ts';
 import { createMasker } from './mask-secrets.ts';
 
 export type OutputStream = 'stdout' | 'stderr';
@@ -21,6 +22,12 @@ export interface RunCommandOptions {
   signal?: AbortSignal;
   /** Time between SIGTERM and SIGKILL when killing; default 2 s. */
   killGraceMs?: number;
+  /** Where the command runs: tenant code always goes through the sandbox. */
+  sandbox: Sandbox;
+  /** Host directories the command may write (bound at the same path inside the sandbox). */
+  writable: readonly string[];
+  /** Host paths it may read besides the toolchains. */
+  readOnly?: readonly string[];
 }
 
 export interface CommandResult {
@@ -45,21 +52,31 @@ export function runCommand(opts: RunCommandOptions): Promise<CommandResult> {
   const [command, ...args] = opts.argv;
   if (!command) return Promise.reject(new Error('runCommand needs a program to run'));
   const mask = createMasker(opts.secrets ?? []);
-  const emit = (stream: OutputStream, line: string) => opts.onLine?.(stream, mask(line));
+  // bwrap reports a program it cannot start on stderr and exits 1, where spawn fails with ENOENT.
+  let notFound = false;
+  const emit = (stream: OutputStream, line: string) => {
+    if (stream === 'stderr' && line.startsWith(`bwrap: execvp ${command}: `)) {
+      notFound = true;
+      return;
+    }
+    opts.onLine?.(stream, mask(line));
+  };
 
   return new Promise((resolve, reject) => {
     if (opts.signal?.aborted) {
       resolve({ exitCode: null, signal: null, timedOut: false, aborted: true });
       return;
     }
-    // detached: the child leads a new process group, so killing -pid also ends everything it
-    // started (npm -> sh -> node), which killing the child alone would leave running.
-    const child = spawn(command, args, {
+    // The child leads a new process group, so killing -pid also ends everything it started
+    // (npm -> sh -> node); in the sandbox, its PID namespace ends with it as well.
+    const plan = opts.sandbox.plan({
+      argv: [command, ...args],
       cwd: opts.cwd,
-      env: { ...opts.env },
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      env: opts.env,
+      writable: opts.writable,
+      readOnly: opts.readOnly ?? [],
     });
+    const child = spawnPlanned(plan, { cwd: opts.sandbox.mode === 'off' ? opts.cwd : undefined });
 
     let timedOut = false;
     let aborted = false;
@@ -113,8 +130,8 @@ export function runCommand(opts: RunCommandOptions): Promise<CommandResult> {
         buffer = '';
       });
     };
-    pump(child.stdout, 'stdout');
-    pump(child.stderr, 'stderr');
+    pump(child.stdout!, 'stdout');
+    pump(child.stderr!, 'stderr');
 
     const cleanup = () => {
       clearTimeout(timeout);
@@ -137,12 +154,20 @@ export function runCommand(opts: RunCommandOptions): Promise<CommandResult> {
       // open) after it ends: the build is over, so they go too.
       killGroup('SIGKILL');
       drainTimer = setTimeout(() => {
-        child.stdout.destroy();
-        child.stderr.destroy();
+        child.stdout?.destroy();
+        child.stderr?.destroy();
       }, DRAIN_MS);
     });
     child.on('close', (code: number | null, signal: NodeJS.Signals | null) => {
       cleanup();
+      if (notFound) {
+        reject(
+          new Error(
+            `Could not run ${command}: "${command}" was not found on PATH (or ${opts.cwd} does not exist)`,
+          ),
+        );
+        return;
+      }
       const ended = exit ?? { code, signal };
       resolve({ exitCode: ended.code, signal: ended.signal, timedOut, aborted });
     });

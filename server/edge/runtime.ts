@@ -1,11 +1,13 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { findFreePort, isAccepting } from './free-port.ts';
+import type { Sandbox } from '../sandbox/index.ts';
+import { spawnPlanned } from '../sandbox/spawn-planned.ts';
+import { findFreePort } from './free-port.ts';
 
 /** How to run a deployment's server process. */
 export interface RuntimeSpec {
-  /** Working directory: the deployment's files. */
+  /** Working directory: the deployment's files, shown read-only to the app. */
   dir: string;
   /** argv, e.g. `['node', 'server.js']` or `['npm', 'start']`; run without a shell. */
   command: string[];
@@ -32,6 +34,11 @@ export interface RuntimeSupervisorOptions {
    * and NODE_ENV=production; the server's own secrets (database URL, encryption key) never leak in.
    */
   baseEnv?: Record<string, string>;
+  /**
+   * Where apps run: the app sees its own files read-only, a private /tmp (its HOME), and the
+   * network the sandbox allows; its port is forwarded from the host's 127.0.0.1.
+   */
+  sandbox: Sandbox;
 }
 
 export interface RuntimeStatus {
@@ -89,7 +96,11 @@ export function createRuntimeSupervisor(opts: RuntimeSupervisorOptions): Runtime
   const initialMs = opts.backoff?.initialMs ?? 1000;
   const maxMs = opts.backoff?.maxMs ?? 30_000;
   const resetAfterMs = opts.backoff?.resetAfterMs ?? 30_000;
-  const baseEnv = opts.baseEnv ?? defaultBaseEnv();
+  const { sandbox } = opts;
+  const baseEnv = {
+    ...(opts.baseEnv ?? defaultBaseEnv()),
+    ...(sandbox.mode === 'bubblewrap' ? { HOME: '/tmp' } : {}),
+  };
   const running = new Map<string, Supervised>();
 
   const say = (s: Supervised, line: string) => safeLog(s.id, `[slipway] ${line}`, 'supervisor');
@@ -107,13 +118,16 @@ export function createRuntimeSupervisor(opts: RuntimeSupervisorOptions): Runtime
     const [cmd, ...args] = s.spec.command;
     let child: ChildProcess;
     try {
-      child = spawn(cmd!, args, {
+      // Its own process group, so that stop() also ends what `npm start` or a shell spawned.
+      const plan = sandbox.plan({
+        argv: [cmd!, ...args],
         cwd: s.spec.dir,
         env: { ...baseEnv, ...s.spec.env, PORT: String(s.port) },
-        stdio: ['ignore', 'pipe', 'pipe'],
-        // Its own process group, so that stop() also ends what `npm start` or a shell spawned.
-        detached: true,
+        writable: [],
+        readOnly: [s.spec.dir],
+        ports: [s.port],
       });
+      child = spawnPlanned(plan, { cwd: sandbox.mode === 'off' ? s.spec.dir : undefined });
     } catch (err) {
       s.child = null;
       s.exited = Promise.resolve();
@@ -186,7 +200,7 @@ export function createRuntimeSupervisor(opts: RuntimeSupervisorOptions): Runtime
       gone = true;
     });
     while (Date.now() < deadline && !gone && !s.stopping && s.child === child) {
-      if (await isAccepting(s.port, 500)) return !gone;
+      if (child?.pid !== undefined && (await sandbox.isListening(child.pid, s.port))) return !gone;
       await sleep(50);
     }
     return false;
@@ -213,7 +227,10 @@ export function createRuntimeSupervisor(opts: RuntimeSupervisorOptions): Runtime
     const pid = s.child?.pid;
     if (pid === undefined) return;
     const exited = s.exited;
-    sendSignal(pid, 'SIGTERM');
+    // In the sandbox, the app gets the SIGTERM (its helpers would end it without a chance to
+    // finish); SIGKILL to the group ends the whole sandbox.
+    if (sandbox.mode === 'bubblewrap') sandbox.signalTenant(pid, 'SIGTERM');
+    else sendSignal(pid, 'SIGTERM');
     const killer = setTimeout(() => sendSignal(pid, 'SIGKILL'), stopTimeoutMs);
     await exited;
     clearTimeout(killer);

@@ -163,6 +163,7 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
         maxOutputFiles: deps.config.maxOutputFiles,
         log: (type, line) => logs.push(type, line),
         signal,
+        sandbox: deps.sandbox,
       }).finally(() => rm(workspaceRoot, { recursive: true, force: true }));
       artifactId = result.artifactId;
       runtime = {

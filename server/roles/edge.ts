@@ -35,7 +35,10 @@ export async function startEdge(deps: Deps): Promise<EdgeRole> {
   });
   const sampler = startRuntimeSampler(
     deps,
-    createRuntimeSupervisor({ log: (id, line, stream) => sink.log(id, line, stream) }),
+    createRuntimeSupervisor({
+      log: (id, line, stream) => sink.log(id, line, stream),
+      sandbox: deps.sandbox,
+    }),
     { intervalMs: config.runtimeSampleIntervalMs },
   );
   const supervisor = sampler.supervisor;

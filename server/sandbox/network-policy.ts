@@ -56,7 +56,10 @@ export function hostAddresses(): Range[] {
       const gateway = line.split('\t')[2];
       if (!gateway || /^0+$/.test(gateway)) continue;
       // Little-endian hex: 0102000A is 10.0.2.1.
-      const bytes = gateway.match(/../g)!.map((h) => parseInt(h, 16)).reverse();
+      const bytes = gateway
+        .match(/../g)!
+        .map((h) => parseInt(h, 16))
+        .reverse();
       out.push({ address: bytes.join('.'), prefix: 32, family: 4 });
     }
   } catch {
@@ -114,7 +117,8 @@ export async function buildNetworkPolicy(
       continue;
     }
     const found = await opts.lookup(entry).catch(() => []);
-    for (const a of found) allowed.push({ address: a.address, prefix: a.family === 4 ? 32 : 128, family: a.family });
+    for (const a of found)
+      allowed.push({ address: a.address, prefix: a.family === 4 ? 32 : 128, family: a.family });
   }
   const denied = [...CATEGORIES.flatMap(([, rules]) => rules), ...DOCUMENTATION, ...TRANSLATED].map(toRange);
   denied.push(...(opts.host ?? hostAddresses()));

@@ -1,4 +1,4 @@
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { request, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -11,6 +11,8 @@ import type { TestApp } from './app.ts';
 /** Stores `files` (site path -> content) as a real artifact under `root`; returns its id. */
 export async function storeSite(root: string, files: Record<string, string | Buffer>): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'slipway-site-'));
+  // Server apps run as the sandbox's user, who must be able to read their files.
+  chmodSync(dir, 0o755);
   try {
     for (const [path, content] of Object.entries(files)) {
       const abs = join(dir, path);

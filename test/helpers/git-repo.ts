@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -35,6 +35,8 @@ const GIT_ENV = {
  */
 export function createGitRepo(opts: { fromFixture?: string; files?: Record<string, string> } = {}): GitRepo {
   const dir = mkdtempSync(join(tmpdir(), 'slipway-repo-'));
+  // Builds clone it as the sandbox's user, who must be able to read it.
+  chmodSync(dir, 0o755);
   const git = (...args: string[]) =>
     execFileSync('git', ['-c', 'user.name=Test Author', '-c', 'user.email=author@example.com', ...args], {
       cwd: dir,

@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -10,23 +10,21 @@ import {
   type BuildLogType,
 } from '../../../server/builder/build-deployment.ts';
 import { createGitRepo, type GitRepo } from '../../helpers/git-repo.ts';
-
-/** Whether a process still runs (a zombie left for a reaper that is not ours counts as gone). */
-function running(pid: number): boolean {
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-}
+import type { Sandbox } from '../../../server/sandbox/index.ts';
+import { hostProcesses } from '../../helpers/host-processes.ts';
+import { testSandbox } from '../../helpers/sandbox.ts';
+import { waitFor } from '../../helpers/wait-for.ts';
 
 describe('buildDeployment', () => {
   let root: string;
   let artifacts: ArtifactStore;
   const repos: GitRepo[] = [];
+  let sandbox: Sandbox;
 
   beforeAll(() => {
     root = mkdtempSync(join(tmpdir(), 'slipway-build-'));
+    // The sandbox's user passes through it to the workspaces (as through a data directory).
+    chmodSync(root, 0o711);
     artifacts = createArtifactStore(join(root, 'artifacts'));
   });
   afterAll(() => {
@@ -43,6 +41,7 @@ describe('buildDeployment', () => {
   const build = async (repo: GitRepo, opts: Partial<BuildDeploymentOptions> = {}) => {
     const lines: { type: BuildLogType; line: string }[] = [];
     const run = buildDeployment({
+      sandbox: (sandbox = await testSandbox()),
       repositoryUrl: repo.url,
       ref: 'main',
       env: {},
@@ -111,7 +110,8 @@ describe('buildDeployment', () => {
 
     it('logs each phase with a header line', () => {
       const text = first.text;
-      expect(text[0]).toBe('==> Cloning repository');
+      expect(text[0]).toBe(sandbox.banner()[0]);
+      expect(text[1]).toBe('==> Cloning repository');
       expect(text).toContain('Detected framework: Static site (build: npm run build, output: dist)');
       expect(text).toContain('==> Skipping install: no dependencies in package.json');
       expect(text).toContain('==> Building: npm run build');
@@ -235,8 +235,8 @@ describe('buildDeployment', () => {
       type: 'error',
       line: 'Build exceeded the 3 second limit (SLIPWAY_BUILD_TIMEOUT).',
     });
-    const pid = Number(/^grandchild pid (\d+)$/.exec(text.find((l) => l.startsWith('grandchild pid'))!)![1]);
-    expect(running(pid)).toBe(false);
+    expect(text).toContain('grandchild started');
+    await waitFor('the grandchild to end', () => hostProcesses('slipway-slow-build-grandchild').length === 0);
     expect(workspaces()).toEqual([]);
   });
 
@@ -245,7 +245,7 @@ describe('buildDeployment', () => {
     const build$ = build(fixtureRepo('slow-build'), {
       signal: controller.signal,
       log: (_type, line) => {
-        if (line.startsWith('grandchild pid')) controller.abort();
+        if (line === 'grandchild started') controller.abort();
       },
     });
     const { result } = await build$;

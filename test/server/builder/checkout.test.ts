@@ -1,10 +1,11 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BuildError } from '../../../server/builder/build-error.ts';
 import { checkout, redactUrl } from '../../../server/builder/checkout.ts';
 import { createGitRepo, type GitRepo } from '../../helpers/git-repo.ts';
+import { testSandbox } from '../../helpers/sandbox.ts';
 
 describe('checkout', () => {
   let source: GitRepo;
@@ -34,6 +35,8 @@ describe('checkout', () => {
 
   const run = async (opts: { ref: string; commit?: string; url?: string }) => {
     const root = mkdtempSync(join(tmpdir(), 'slipway-checkout-'));
+    // The sandbox's user passes through it to the workspace (as through a data directory).
+    chmodSync(root, 0o711);
     roots.push(root);
     const workspace = join(root, 'src');
     const lines: string[] = [];
@@ -42,6 +45,7 @@ describe('checkout', () => {
       ref: opts.ref,
       commit: opts.commit,
       workspace,
+      sandbox: await testSandbox(),
       log: (l) => lines.push(l),
       timeoutMs: 20_000,
     });

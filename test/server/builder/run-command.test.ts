@@ -1,11 +1,20 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCommand, type OutputStream } from '../../../server/builder/run-command.ts';
+import type { Sandbox } from '../../../server/sandbox/index.ts';
+import { testSandbox } from '../../helpers/sandbox.ts';
+import { hostProcesses } from '../../helpers/host-processes.ts';
+import { waitFor } from '../../helpers/wait-for.ts';
 
 const cwd = mkdtempSync(join(tmpdir(), 'slipway-run-'));
 afterAll(() => rmSync(cwd, { recursive: true, force: true }));
+let sandbox: Sandbox;
+beforeAll(async () => {
+  sandbox = await testSandbox();
+  await sandbox.prepare([cwd]);
+});
 
 const PATH = process.env.PATH ?? '/usr/bin:/bin';
 const node = (script: string) => [process.execPath, '-e', script];
@@ -15,14 +24,7 @@ function collect() {
   return { lines, onLine: (stream: OutputStream, line: string) => lines.push({ stream, line }) };
 }
 
-/** Running (a zombie waiting for a reaper that is not ours to run counts as gone). */
-const alive = (pid: number) => {
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return false;
-  }
-};
+const running = hostProcesses;
 
 describe('runCommand', () => {
   it('streams stdout and stderr line by line, flushing the last partial line', async () => {
@@ -32,6 +34,8 @@ describe('runCommand', () => {
         `process.stdout.write('one\\ntw'); setTimeout(() => { process.stdout.write('o\\r\\nthree'); console.error('oops'); }, 20);`,
       ),
       cwd,
+      sandbox,
+      writable: [cwd],
       env: { PATH },
       timeoutMs: 10_000,
       onLine: out.onLine,
@@ -52,6 +56,8 @@ describe('runCommand', () => {
         `const b = Buffer.from('é\\n'); process.stdout.write(b.subarray(0, 1)); setTimeout(() => process.stdout.write(b.subarray(1)), 20);`,
       ),
       cwd,
+      sandbox,
+      writable: [cwd],
       env: { PATH },
       timeoutMs: 10_000,
       onLine: out.onLine,
@@ -66,11 +72,18 @@ describe('runCommand', () => {
       await runCommand({
         argv: node('console.log(JSON.stringify(Object.keys(process.env).sort()))'),
         cwd,
+        sandbox,
+        writable: [cwd],
         env: { PATH, HOME: cwd, ONLY_THIS: 'yes' },
         timeoutMs: 10_000,
         onLine: out.onLine,
       });
-      expect(JSON.parse(out.lines[0]!.line)).toEqual(['HOME', 'ONLY_THIS', 'PATH']);
+      // PWD is the working directory, set by the shell or the sandbox.
+      expect(JSON.parse(out.lines[0]!.line).filter((k: string) => k !== 'PWD')).toEqual([
+        'HOME',
+        'ONLY_THIS',
+        'PATH',
+      ]);
     } finally {
       delete process.env.SLIPWAY_TEST_LEAK;
     }
@@ -83,6 +96,8 @@ describe('runCommand', () => {
         `console.log('key=sk_live_12345 short=sk_live and again sk_live_12345'); console.error('pem line2-of-key');`,
       ),
       cwd,
+      sandbox,
+      writable: [cwd],
       env: { PATH },
       timeoutMs: 10_000,
       secrets: ['sk_live_12345', 'sk_live', 'line1\nline2-of-key', ''],
@@ -92,45 +107,59 @@ describe('runCommand', () => {
   });
 
   it('reports the exit code of a failing command', async () => {
-    const result = await runCommand({ argv: node('process.exit(3)'), cwd, env: { PATH }, timeoutMs: 10_000 });
+    const result = await runCommand({
+      argv: node('process.exit(3)'),
+      cwd,
+      sandbox,
+      writable: [cwd],
+      env: { PATH },
+      timeoutMs: 10_000,
+    });
     expect(result.exitCode).toBe(3);
     expect(result.timedOut).toBe(false);
   });
 
   it('kills the whole process group when the time runs out', async () => {
     const out = collect();
+    const marker = `slipway-grandchild-${process.pid}-${Date.now()}`;
     const script = `
       const { spawn } = require('node:child_process');
-      const c = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
-      console.log(c.pid);
+      spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)', '${marker}'], { stdio: 'ignore', detached: true });
+      console.log('started');
       setTimeout(() => {}, 60000);`;
     const began = Date.now();
     const result = await runCommand({
       argv: node(script),
       cwd,
+      sandbox,
+      writable: [cwd],
       env: { PATH },
       timeoutMs: 500,
       onLine: out.onLine,
     });
     expect(Date.now() - began).toBeLessThan(5000);
     expect(result.timedOut).toBe(true);
-    expect(result.signal).toBe('SIGTERM');
-    const grandchild = Number(out.lines[0]!.line);
-    expect(grandchild).toBeGreaterThan(0);
-    await new Promise((r) => setTimeout(r, 100));
-    expect(alive(grandchild)).toBe(false);
+    expect(out.lines.map((l) => l.line)).toEqual(['started']);
+    // Even a process that left the group (detached) ends with the sandbox's PID namespace.
+    await waitFor('the detached grandchild to end', () => running(marker).length === 0);
+    expect(running(marker)).toEqual([]);
   });
 
   it('escalates to SIGKILL when SIGTERM is ignored', async () => {
     const result = await runCommand({
       argv: node(`process.on('SIGTERM', () => {}); console.log('ready'); setTimeout(() => {}, 60000);`),
       cwd,
+      sandbox,
+      writable: [cwd],
       env: { PATH },
       timeoutMs: 300,
       killGraceMs: 200,
     });
     expect(result.timedOut).toBe(true);
-    expect(result.signal).toBe('SIGKILL');
+    // Outside the sandbox the group is killed with SIGKILL after the grace; inside it, the
+    // sandbox's helpers end at SIGTERM and take the PID namespace with them.
+    expect(sandbox.mode === 'off' ? result.signal : 'SIGKILL').toBe('SIGKILL');
+    expect(running("process.on('SIGTERM'")).toEqual([]);
   });
 
   it('stops when aborted', async () => {
@@ -139,6 +168,8 @@ describe('runCommand', () => {
     const result = await runCommand({
       argv: node('setTimeout(() => {}, 60000)'),
       cwd,
+      sandbox,
+      writable: [cwd],
       env: { PATH },
       timeoutMs: 10_000,
       signal: controller.signal,
@@ -149,7 +180,14 @@ describe('runCommand', () => {
 
   it('rejects when the program is not on PATH', async () => {
     await expect(
-      runCommand({ argv: ['slipway-no-such-program'], cwd, env: { PATH }, timeoutMs: 1000 }),
+      runCommand({
+        argv: ['slipway-no-such-program'],
+        cwd,
+        sandbox,
+        writable: [cwd],
+        env: { PATH },
+        timeoutMs: 1000,
+      }),
     ).rejects.toThrow(/slipway-no-such-program.*not found on PATH/);
   });
 });

@@ -55,6 +55,7 @@ describe('edge: starting server apps on demand', () => {
       'lib/data.json': '{"ok":true}',
     });
     supervisor = createRuntimeSupervisor({
+      sandbox: t.deps.sandbox,
       log: (id, line) => lines.push({ id, line }),
       startTimeoutMs: 5000,
     });
@@ -110,10 +111,13 @@ describe('edge: starting server apps on demand', () => {
     });
     const first = JSON.parse((await get(d.host)).text);
     expect(first.greeting).toBe('hello production');
+    // The host's pid of the app's sandbox: the pid the app sees is of its own PID namespace.
+    const firstPid = supervisor.status(d.id)!.pid!;
     await expect.poll(() => supervisor.status(d.id), { timeout: 5000 }).toBeUndefined();
-    await expect.poll(() => isAlive(first.pid), { timeout: 5000 }).toBe(false);
+    await expect.poll(() => isAlive(firstPid), { timeout: 5000 }).toBe(false);
     const second = JSON.parse((await get(d.host)).text);
-    expect(second.pid).not.toBe(first.pid);
+    expect(second.greeting).toBe('hello production');
+    expect(supervisor.status(d.id)!.pid).not.toBe(firstPid);
   });
 
   it('runs a rollback from the build it reuses', async () => {

@@ -1,0 +1,50 @@
+import { execFile } from 'node:child_process';
+
+export interface DiskWatch {
+  stop(): void;
+}
+
+/** Bytes on disk under `dir` (allocated blocks, as `du` counts them; links are not followed). */
+export function diskUsage(dir: string): Promise<number | null> {
+  return new Promise((resolve) => {
+    execFile('du', ['-s', '-B1', '-x', dir], { timeout: 30_000 }, (_err, stdout) => {
+      const bytes = Number(/^(\d+)/.exec(stdout)?.[1]);
+      resolve(Number.isFinite(bytes) ? bytes : null);
+    });
+  });
+}
+
+/**
+ * Calls `onExceeded` once when the files under `dir` take more than `maxBytes`. Checked every
+ * `intervalMs`: a build can overshoot by what it writes in that time, at most one file of the
+ * per-file limit (prlimit's fsize) at a time. A quota would be exact but needs privileges that
+ * an unprivileged sandbox does not have.
+ */
+export function watchDisk(
+  dir: string,
+  maxBytes: number,
+  onExceeded: (bytes: number) => void,
+  intervalMs = 1000,
+): DiskWatch {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  const tick = async () => {
+    const bytes = await diskUsage(dir);
+    if (stopped) return;
+    if (bytes !== null && bytes > maxBytes) {
+      stopped = true;
+      onExceeded(bytes);
+      return;
+    }
+    timer = setTimeout(() => void tick(), intervalMs);
+    timer.unref();
+  };
+  timer = setTimeout(() => void tick(), intervalMs);
+  timer.unref();
+  return {
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
+}

@@ -1,0 +1,195 @@
+import { chmod, chown, mkdir, rm, stat, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { SandboxConfig } from '../config.ts';
+import { isAccepting } from '../edge/free-port.ts';
+import { describeBytes } from '../builder/format.ts';
+import type { LookupAll } from '../webhooks/ssrf.ts';
+import { findTools, trySandbox } from './detect.ts';
+import { buildNetworkPolicy, nftRuleset, type NetworkPolicy } from './network-policy.ts';
+import { commandName, descendants, listensOn } from './processes.ts';
+import {
+  INSIDE_UID,
+  planSpawn,
+  toolchainDirs,
+  type SandboxLimits,
+  type SandboxRequest,
+  type SpawnPlan,
+  type SpawnSettings,
+} from './spawn.ts';
+
+export type { SandboxRequest, SpawnPlan } from './spawn.ts';
+
+/** Builds and apps are refused: the sandbox cannot run here and the operator did not turn it off. */
+export class SandboxUnavailableError extends Error {
+  override name = 'SandboxUnavailableError';
+}
+
+/** What every piece of tenant code (git, install, build, server apps) is run through. */
+export interface Sandbox {
+  /** `bubblewrap`: contained; `off`: the operator's explicit single-trusted-user mode. */
+  readonly mode: 'bubblewrap' | 'off';
+  /** Why the sandbox cannot run here (then plan() throws), or null. */
+  readonly unavailable: string | null;
+  readonly limits: SandboxLimits & { diskBytes: number };
+  /** The first lines of every build log: what the code may do. */
+  banner(): string[];
+  /** How to spawn `req`; throws SandboxUnavailableError when builds are refused. */
+  plan(req: SandboxRequest): SpawnPlan;
+  /** Hands freshly made directories to the sandbox's user, so that tenant code can write them. */
+  prepare(dirs: readonly string[]): Promise<void>;
+  /** Signals the tenant's processes under the spawned `pid` (not the sandbox's own helpers). */
+  signalTenant(pid: number, signal: NodeJS.Signals): void;
+  /** Whether a server app spawned as `pid` listens on `port` yet. */
+  isListening(pid: number, port: number): Promise<boolean>;
+  /** Re-resolves the host names of the allow list. */
+  refresh(): Promise<void>;
+}
+
+export interface CreateSandboxOptions {
+  dataDir: string;
+  /** A directory that builds write to; the start-up check binds it as a build would. */
+  workspacesDir: string;
+  /** Directories the sandbox's user must be able to pass through to reach what is bound. */
+  searchable?: string[];
+  lookup: LookupAll;
+  /** Where the sandbox runs as another user: true when the service runs as root. */
+  isRoot?: boolean;
+}
+
+/** Helpers of the sandbox itself, never signalled as the tenant's. */
+const HELPERS = new Set(['setpriv', 'pasta', 'passt', 'passt.avx2', 'pasta.avx2', 'bwrap', 'prlimit']);
+
+function offSandbox(limits: Sandbox['limits']): Sandbox {
+  return {
+    mode: 'off',
+    unavailable: null,
+    limits,
+    banner: () => [
+      "WARNING: SLIPWAY_SANDBOX=off: this build runs with the service's own privileges and no isolation. " +
+        'Use this only when every repository is trusted.',
+    ],
+    plan: (req) => ({ command: req.argv[0]!, args: req.argv.slice(1), env: { ...req.env } }),
+    prepare: async () => undefined,
+    signalTenant(pid, signal) {
+      try {
+        process.kill(-pid, signal);
+      } catch {
+        // Gone.
+      }
+    },
+    isListening: (_pid, port) => isAccepting(port, 500),
+    refresh: async () => undefined,
+  };
+}
+
+/**
+ * The sandbox as configured. With `bubblewrap` (the default) it checks once that a real sandbox
+ * runs on this machine; when it does not, the sandbox is `unavailable` and refuses every build
+ * and app with the reason, rather than running tenant code unconfined.
+ */
+export async function createSandbox(config: SandboxConfig, opts: CreateSandboxOptions): Promise<Sandbox> {
+  const limits = {
+    processes: config.limits.processes,
+    memoryBytes: config.limits.memoryBytes,
+    fileBytes: config.limits.diskBytes,
+    tmpBytes: config.limits.tmpBytes,
+    diskBytes: config.limits.diskBytes,
+  };
+  if (config.mode === 'off') return offSandbox(limits);
+
+  const isRoot = opts.isRoot ?? process.getuid?.() === 0;
+  const found = findTools();
+  let policy: NetworkPolicy = await buildNetworkPolicy(config.allow, { lookup: opts.lookup });
+  const etcDir = join(opts.dataDir, 'sandbox', 'etc');
+  const settings = (): SpawnSettings => ({
+    tools: 'tools' in found ? found.tools : (undefined as never),
+    limits,
+    rules: nftRuleset(policy),
+    toolchains: toolchainDirs(process.execPath, config.readOnly),
+    etcDir,
+    ...(isRoot ? { user: config.user } : {}),
+  });
+
+  let unavailable: string | null = null;
+  if ('missing' in found) {
+    unavailable = `these programs are missing: ${found.missing.join(', ')}`;
+  } else if (process.platform !== 'linux') {
+    unavailable = 'it needs Linux (user, PID and network namespaces)';
+  } else {
+    await mkdir(etcDir, { recursive: true });
+    await writeFile(
+      join(etcDir, 'passwd'),
+      `sandbox:x:${INSIDE_UID}:${INSIDE_UID}:Slipway sandbox:/tmp:/bin/sh\n`,
+    );
+    await writeFile(join(etcDir, 'group'), `sandbox:x:${INSIDE_UID}:\n`);
+    await writeFile(join(etcDir, 'gitconfig'), '[safe]\n\tdirectory = *\n');
+    const probe = join(opts.workspacesDir, `.sandbox-check-${process.pid}`);
+    await mkdir(probe, { recursive: true });
+    if (isRoot) {
+      // bwrap binds paths as the sandbox's user, who must be able to pass through (not list) the
+      // directories above them.
+      for (const dir of [
+        opts.dataDir,
+        opts.workspacesDir,
+        join(opts.dataDir, 'sandbox'),
+        etcDir,
+        ...(opts.searchable ?? []),
+      ]) {
+        await mkdir(dir, { recursive: true });
+        const { mode } = await stat(dir);
+        if ((mode & 0o001) === 0) await chmod(dir, (mode & 0o7777) | 0o001);
+      }
+      await chown(probe, config.user.uid, config.user.gid);
+    }
+    const failure = await trySandbox(settings(), probe);
+    await rm(probe, { recursive: true, force: true });
+    if (failure) unavailable = `a test sandbox failed: ${failure}`;
+  }
+  if (unavailable) {
+    unavailable =
+      `Builds and server apps are refused: the sandbox cannot run on this machine (${unavailable}). ` +
+      'Install bubblewrap, passt and nftables and make /dev/net/tun usable (see docs/security.md), ' +
+      'or set SLIPWAY_SANDBOX=off if only one trusted user deploys here.';
+  }
+
+  const network = () =>
+    config.allow.length
+      ? `public internet, plus ${config.allow.join(', ')} (SLIPWAY_SANDBOX_ALLOW)`
+      : 'public internet only';
+  return {
+    mode: 'bubblewrap',
+    unavailable,
+    limits,
+    banner: () => [
+      `Sandbox: ${limits.processes} processes, ${describeBytes(limits.memoryBytes)} of memory per process, ` +
+        `${describeBytes(limits.diskBytes)} of disk, network: ${network()}`,
+    ],
+    plan(req) {
+      if (unavailable) throw new SandboxUnavailableError(unavailable);
+      return planSpawn(settings(), req);
+    },
+    async prepare(dirs) {
+      if (!isRoot) return;
+      for (const dir of dirs) await chown(dir, config.user.uid, config.user.gid);
+    },
+    signalTenant(pid, signal) {
+      for (const child of descendants(pid)) {
+        const name = commandName(child);
+        if (name === null || HELPERS.has(name)) continue;
+        try {
+          process.kill(child, signal);
+        } catch {
+          // Gone meanwhile.
+        }
+      }
+    },
+    async isListening(pid, port) {
+      // Any process inside the namespace will do: the first child of pasta is.
+      const inside = descendants(pid).find((p) => commandName(p) !== null);
+      return inside !== undefined && listensOn(inside, port);
+    },
+    async refresh() {
+      policy = await buildNetworkPolicy(config.allow, { lookup: opts.lookup });
+    },
+  };
+}

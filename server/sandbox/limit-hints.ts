@@ -1,0 +1,28 @@
+import { describeBytes } from '../builder/format.ts';
+import type { Sandbox } from './index.ts';
+
+/**
+ * Says in words which sandbox limit a failed command most likely hit, from the last lines it
+ * printed and how it ended, or null. Programs report a refused fork or allocation in their own
+ * words; these are the ones node, npm, git and the shells use.
+ */
+export function limitHint(
+  limits: Sandbox['limits'],
+  output: readonly string[],
+  signal: NodeJS.Signals | null,
+): string | null {
+  const text = output.join('\n');
+  if (signal === 'SIGXFSZ' || /File too large|EFBIG/.test(text)) {
+    return `A file grew past the limit of ${describeBytes(limits.fileBytes)} (SLIPWAY_SANDBOX_DISK).`;
+  }
+  if (/Resource temporarily unavailable|EAGAIN|fork: retry|Cannot fork|spawn .*EAGAIN/i.test(text)) {
+    return `The build may have hit the limit of ${limits.processes} processes (SLIPWAY_SANDBOX_PROCESSES).`;
+  }
+  if (/heap out of memory|Cannot allocate memory|ENOMEM|std::bad_alloc|Out of memory/i.test(text)) {
+    return `A process may have hit the memory limit of ${describeBytes(limits.memoryBytes)} per process (SLIPWAY_SANDBOX_MEMORY).`;
+  }
+  if (/No space left on device|ENOSPC/.test(text)) {
+    return `The private /tmp is full: it holds ${describeBytes(limits.tmpBytes)} (SLIPWAY_SANDBOX_TMP_SIZE).`;
+  }
+  return null;
+}

@@ -1,0 +1,25 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { Writable } from 'node:stream';
+import type { SpawnPlan } from './spawn.ts';
+
+/**
+ * Spawns a plan from Sandbox.plan() and writes bwrap's options to its fd 3. The child leads its
+ * own process group (killing -pid ends the whole sandbox). stdout and stderr are pipes.
+ */
+export function spawnPlanned(plan: SpawnPlan, opts: { cwd?: string } = {}): ChildProcess {
+  const child = spawn(plan.command, plan.args, {
+    // The sandbox sets its own directory; '/' keeps the service's from showing in its environment.
+    cwd: opts.cwd ?? '/',
+    env: plan.env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe', plan.fd3 ? 'pipe' : 'ignore'],
+    ...(plan.uid !== undefined ? { uid: plan.uid, gid: plan.gid } : {}),
+  });
+  const options = child.stdio[3] as Writable | null;
+  if (options && plan.fd3) {
+    // The sandbox may end before reading it all (a failed start): nothing to report then.
+    options.on('error', () => undefined);
+    options.end(plan.fd3);
+  }
+  return child;
+}

@@ -1,0 +1,237 @@
+import { lstatSync, readlinkSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+/** Absolute paths of the programs the sandbox is made of (see detect.ts). */
+export interface SandboxTools {
+  bwrap: string;
+  pasta: string;
+  nft: string;
+  prlimit: string;
+  setpriv: string;
+  /** bash: dash cannot close descriptors above 9, and pasta leaves one of those open. */
+  bash: string;
+}
+
+export interface SandboxLimits {
+  /** Processes (threads count too) at once inside one sandbox. */
+  processes: number;
+  /** Data segment (heap) of each process. */
+  memoryBytes: number;
+  /** Largest file a process may write; the disk watch bounds their sum (disk-watch.ts). */
+  fileBytes: number;
+  /** Size of the private /tmp. */
+  tmpBytes: number;
+}
+
+/** One command to run inside a sandbox. Paths are the same inside as on the host. */
+export interface SandboxRequest {
+  argv: readonly string[];
+  cwd: string;
+  /** The command's whole environment: nothing else reaches it. */
+  env: Readonly<Record<string, string>>;
+  /** Host directories bound read-write (the build workspace). */
+  writable: readonly string[];
+  /** Host paths bound read-only besides the toolchains (a local repository, an app's files). */
+  readOnly: readonly string[];
+  /** Ports of the host's 127.0.0.1 forwarded to the same port inside (a server app's PORT). */
+  ports?: readonly number[];
+}
+
+export interface SpawnPlan {
+  command: string;
+  args: string[];
+  /** Environment of the command spawned on the host: never the tenant's (LD_PRELOAD, ...). */
+  env: Record<string, string>;
+  /** Written to the child's fd 3, where bwrap reads the rest of its arguments. */
+  fd3?: Buffer;
+  /** Host user to run as (set when the service runs as root). */
+  uid?: number;
+  gid?: number;
+}
+
+export interface SpawnSettings {
+  tools: SandboxTools;
+  limits: SandboxLimits;
+  /** nftables rules for the network namespace (network-policy.ts). */
+  rules: string;
+  /** Host paths shown read-only to every sandbox: toolchains outside /usr, the operator's list. */
+  toolchains: readonly string[];
+  /** Directory holding the sandbox's /etc/passwd and /etc/group. */
+  etcDir: string;
+  /** Host user to run as, or undefined to stay the service's user (when it is not root). */
+  user?: { uid: number; gid: number };
+}
+
+/**
+ * git's global configuration inside the sandbox: a local repository belongs to another user than
+ * the sandbox's, and git 2.39 reads safe.directory from no other place than a global file.
+ */
+export const SANDBOX_GITCONFIG = '/etc/slipway-gitconfig';
+
+/** The uid and gid tenant code sees inside; on the host it is `user` or the service's own. */
+export const INSIDE_UID = 1000;
+
+/** What of /etc tenant code sees: name resolution, certificates, time zones, Debian's alternatives. */
+const ETC = [
+  'alternatives',
+  'ca-certificates',
+  'ca-certificates.conf',
+  'ssl',
+  'pki',
+  'resolv.conf',
+  'hosts',
+  'host.conf',
+  'nsswitch.conf',
+  'gai.conf',
+  'localtime',
+  'timezone',
+  'ld.so.cache',
+  'ld.so.conf',
+  'ld.so.conf.d',
+  'mime.types',
+  'protocols',
+  'services',
+  'os-release',
+  'debian_version',
+];
+
+/** /bin, /lib, ... : symbolic links into /usr on merged systems, bound as they are otherwise. */
+function rootDirs(): string[] {
+  const args: string[] = [];
+  for (const dir of ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32']) {
+    try {
+      const stat = lstatSync(dir);
+      if (stat.isSymbolicLink()) args.push('--symlink', readlinkSync(dir), dir);
+      else if (stat.isDirectory()) args.push('--ro-bind', dir, dir);
+    } catch {
+      // Not on this system.
+    }
+  }
+  return args;
+}
+
+/**
+ * The host side runs, in order: setpriv (the whole tree dies with the service), pasta (a new user
+ * and network namespace with user-mode networking; nothing of the host's loopback or gateway is
+ * mapped in), a shell that loads the nftables rules while it still holds the namespace's
+ * capabilities, prlimit (the limits), and bwrap, which drops every capability, makes new user, PID,
+ * IPC and UTS namespaces and a file system with only what the request names, and runs the command.
+ * Tenant code therefore can neither change the rules nor see a process outside its sandbox.
+ */
+export function planSpawn(s: SpawnSettings, req: SandboxRequest): SpawnPlan {
+  const { tools, limits } = s;
+  const bwrap: string[] = [
+    '--unshare-user',
+    '--uid',
+    String(INSIDE_UID),
+    '--gid',
+    String(INSIDE_UID),
+    '--unshare-pid',
+    '--unshare-ipc',
+    '--unshare-uts',
+    '--unshare-cgroup-try',
+    '--hostname',
+    'sandbox',
+    '--disable-userns',
+    '--die-with-parent',
+    '--new-session',
+    '--ro-bind',
+    '/usr',
+    '/usr',
+    ...rootDirs(),
+    ...ETC.flatMap((name) => ['--ro-bind-try', `/etc/${name}`, `/etc/${name}`]),
+    '--proc',
+    '/proc',
+    '--dev',
+    '/dev',
+    '--size',
+    String(limits.tmpBytes),
+    '--perms',
+    '1777',
+    '--tmpfs',
+    '/tmp',
+  ];
+  bwrap.push(
+    '--ro-bind',
+    `${s.etcDir}/passwd`,
+    '/etc/passwd',
+    '--ro-bind',
+    `${s.etcDir}/group`,
+    '/etc/group',
+    '--ro-bind',
+    `${s.etcDir}/gitconfig`,
+    SANDBOX_GITCONFIG,
+  );
+  for (const path of s.toolchains) bwrap.push('--ro-bind-try', path, path);
+  for (const path of req.readOnly) bwrap.push('--ro-bind', path, path);
+  for (const path of req.writable) bwrap.push('--bind', path, path);
+  bwrap.push('--chdir', req.cwd, '--clearenv');
+  // Only options travel through fd 3 (bwrap wants the command on its command line); the
+  // environment among them, so that secret values never show in the host's process list.
+  for (const [key, value] of Object.entries(req.env)) bwrap.push('--setenv', key, value);
+
+  const pasta = [
+    '--quiet',
+    '--foreground',
+    '--config-net',
+    // Without these the namespace would reach the host's loopback through the gateway address
+    // (--no-map-gw) and through every port bound on the host (-T/-U auto, pasta's default).
+    '--no-map-gw',
+    '-T',
+    'none',
+    '-U',
+    'none',
+    '-u',
+    'none',
+    '-t',
+    req.ports?.length ? req.ports.map((p) => `127.0.0.1/${p}`).join(',') : 'none',
+  ];
+  // The shell closes every descriptor but the arguments' (pasta leaves some of its own open), loads
+  // the rules, then becomes prlimit, which becomes bwrap.
+  const script = [
+    'for fd in $(ls /proc/self/fd); do [ "$fd" -le 3 ] || eval "exec $fd>&-"; done',
+    `printf '%s' "$SLIPWAY_NFT_RULES" | ${tools.nft} -f - || { echo "slipway: the sandbox's network rules could not be loaded" >&2; exit 125; }`,
+    'unset SLIPWAY_NFT_RULES',
+    'exec "$@"',
+  ].join('\n');
+  const prlimit = [
+    `--nproc=${limits.processes}`,
+    `--data=${limits.memoryBytes}`,
+    `--fsize=${limits.fileBytes}`,
+    '--core=0',
+    '--',
+    tools.bwrap,
+    '--args',
+    '3',
+    '--',
+    ...req.argv,
+  ];
+
+  return {
+    command: tools.setpriv,
+    args: [
+      '--pdeathsig',
+      'KILL',
+      '--',
+      tools.pasta,
+      ...pasta,
+      '--',
+      tools.bash,
+      '-c',
+      script,
+      'sandbox',
+      tools.prlimit,
+      ...prlimit,
+    ],
+    env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', SLIPWAY_NFT_RULES: s.rules },
+    fd3: Buffer.from(bwrap.map((a) => `${a}\0`).join('')),
+    ...(s.user ? { uid: s.user.uid, gid: s.user.gid } : {}),
+  };
+}
+
+/** The toolchain directories to show besides /usr: where this node lives, when elsewhere. */
+export function toolchainDirs(execPath: string, extra: readonly string[]): string[] {
+  const prefix = dirname(dirname(execPath));
+  const dirs = prefix === '/usr' || prefix.startsWith('/usr/') ? [] : [prefix];
+  return [...dirs, ...extra];
+}
