@@ -165,7 +165,8 @@ export function planSpawn(s: SpawnSettings, req: SandboxRequest): SpawnPlan {
   for (const path of s.toolchains) bwrap.push('--ro-bind-try', path, path);
   for (const path of req.readOnly) bwrap.push('--ro-bind', path, path);
   for (const path of req.writable) bwrap.push('--bind', path, path);
-  bwrap.push('--chdir', req.cwd, '--clearenv');
+  // What bwrap made to hold the mounts (the path down to a workspace) becomes read-only.
+  bwrap.push('--remount-ro', '/', '--chdir', req.cwd, '--clearenv');
   // Only options travel through fd 3 (bwrap wants the command on its command line); the
   // environment among them, so that secret values never show in the host's process list.
   for (const [key, value] of Object.entries(req.env)) bwrap.push('--setenv', key, value);

@@ -1,5 +1,5 @@
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -156,7 +156,10 @@ export async function startHarness(
       await h.receive('pull_request', pullRequestEvent('opened', spec));
     },
     gate() {
-      const dir = mkdtempSync(join(tmpdir(), 'slipway-gate-'));
+      // Inside the repository's .git: builds see the host's disk only through the repository
+      // they clone (bound read-only into their sandbox), where a file appearing later shows too.
+      const dir = mkdtempSync(join(repo.dir, '.git', 'gate-'));
+      chmodSync(dir, 0o755);
       gates.push(dir);
       const path = join(dir, 'open');
       return { path, release: () => writeFileSync(path, 'go') };
