@@ -14,7 +14,30 @@ if (!available) {
   process.stderr.write('NOTICE: test/security skipped: the sandbox cannot run on this machine.\n');
 }
 
-type Results = Awaited<ReturnType<typeof import('./attack.mjs').attack>>;
+/** What attack.mjs reports, probe by probe. */
+interface Results {
+  uid: number;
+  dataDirEntries: string[] | string;
+  readKey: number | string;
+  readDatabase: number | string;
+  walkUp: string[];
+  serviceEnviron: number | string;
+  seesService: boolean;
+  processCount: number;
+  signalService: string;
+  writeDataDir: string;
+  writeOutside: string;
+  api: string;
+  edge: string;
+  postgres: string;
+  apiIpv6: string;
+  gateway: string[];
+  hostAddresses: string[];
+  metadata: string;
+  privateRange: { dns: string; other: string };
+  workspaces: string[] | string;
+  artifacts: boolean;
+}
 
 describe.skipIf(!available)('tenant code is contained', () => {
   let s: Stack;
