@@ -1,8 +1,9 @@
+import { existsSync } from 'node:fs';
 import { lstat, mkdir, mkdtemp, readdir, realpath, rm } from 'node:fs/promises';
 import { delimiter, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { ArtifactStore } from './artifacts.ts';
 import { BuildCancelledError, BuildError, BuildTimeoutError } from './build-error.ts';
-import { checkout } from './checkout.ts';
+import { checkout, localRepositoryPath } from './checkout.ts';
 import { detectFramework, type AppKind, type DetectedFramework } from './detect-framework.ts';
 import { describeBytes, describeDuration, describeElapsed } from './format.ts';
 import type { Sandbox } from '../sandbox/index.ts';
@@ -108,6 +109,8 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
       `${describeBytes(sandbox.limits.diskBytes)} (SLIPWAY_SANDBOX_DISK).`;
     stop.abort();
   });
+  const local = localRepositoryPath(opts.repositoryUrl);
+  const localRepo = local && existsSync(local) ? local : null;
   const signal = opts.signal ? AbortSignal.any([opts.signal, stop.signal]) : stop.signal;
   const cancelled = () => {
     if (diskExceeded) throw new BuildError(diskExceeded);
@@ -173,6 +176,8 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
         signal,
         sandbox,
         writable: [workspace],
+        // A local repository stays readable, as for the checkout: it is the project's own.
+        readOnly: localRepo ? [localRepo] : [],
         onLine: (_stream, line) => {
           info(line);
           tail.push(line);
