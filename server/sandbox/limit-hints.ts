@@ -12,13 +12,13 @@ export function limitHint(
   signal: NodeJS.Signals | null,
 ): string | null {
   const text = output.join('\n');
-  if (signal === 'SIGXFSZ' || /File too large|EFBIG/.test(text)) {
+  if (signal === 'SIGXFSZ' || /File too large|File size limit exceeded|EFBIG/.test(text)) {
     return `A file grew past the limit of ${describeBytes(limits.fileBytes)} (SLIPWAY_SANDBOX_DISK).`;
   }
   if (/Resource temporarily unavailable|EAGAIN|fork: retry|Cannot fork|spawn .*EAGAIN/i.test(text)) {
     return `The build may have hit the limit of ${limits.processes} processes (SLIPWAY_SANDBOX_PROCESSES).`;
   }
-  if (/heap out of memory|Cannot allocate memory|ENOMEM|std::bad_alloc|Out of memory/i.test(text)) {
+  if (/heap out of memory|Cannot allocate memory|allocation failed|ENOMEM|std::bad_alloc|Out of memory/i.test(text)) {
     return `A process may have hit the memory limit of ${describeBytes(limits.memoryBytes)} per process (SLIPWAY_SANDBOX_MEMORY).`;
   }
   if (/No space left on device|ENOSPC/.test(text)) {

@@ -133,8 +133,10 @@ export function planSpawn(s: SpawnSettings, req: SandboxRequest): SpawnPlan {
     '--hostname',
     'sandbox',
     '--disable-userns',
+    // No --new-session: the service spawns the sandbox as a session leader without a terminal
+    // (detached), so there is no terminal to inject into, and the app stays in the process group
+    // whose CPU and memory the edge samples.
     '--die-with-parent',
-    '--new-session',
     '--ro-bind',
     '/usr',
     '/usr',

@@ -186,4 +186,174 @@ describe.skipIf(!available)('tenant code is contained', () => {
       expect(await res.text()).toContain('still works');
     });
   });
+
+  describe('a server app, at request time', () => {
+    let results: Results & { writeOwnFiles: string };
+    let url: string;
+
+    beforeAll(async () => {
+      const r = repo({
+        'attack.mjs': attackSource,
+        'targets.json': JSON.stringify({ ...targets, marker: `${marker}-app` }),
+        'server.mjs': [
+          "import { createServer } from 'node:http';",
+          "import { readFileSync, writeFileSync } from 'node:fs';",
+          "import { attack } from './attack.mjs';",
+          "const t = JSON.parse(readFileSync('targets.json', 'utf8'));",
+          'createServer(async (req, res) => {',
+          "  if (req.url !== '/attack') return res.end('app still works');",
+          "  let writeOwnFiles = 'written';",
+          "  try { writeFileSync('server.mjs', ''); } catch (err) { writeOwnFiles = err.code; }",
+          "  res.setHeader('content-type', 'application/json');",
+          '  res.end(JSON.stringify({ ...(await attack(t)), writeOwnFiles }));',
+          '}).listen(Number(process.env.PORT));',
+        ].join('\n'),
+        'package.json': JSON.stringify({
+          name: 'attacker-app',
+          private: true,
+          scripts: { start: 'node server.mjs' },
+        }),
+      });
+      const built = await deploy(r, 'attacker-app');
+      expect(built.deployment.status, built.log).toBe('live');
+      url = built.deployment.url;
+      const res = await s.fetchFromEdge(`${url}/attack`);
+      results = (await res.json()) as typeof results;
+    }, 150_000);
+
+    it('runs as another user, in its own PID namespace, and cannot signal the service', () => {
+      expect(results.uid).toBe(1000);
+      expect(results.seesService).toBe(false);
+      expect(results.signalService).toBe('ESRCH');
+      expect(results.serviceEnviron).toBe('ENOENT');
+    });
+    it('cannot read the data directory, nor change its own files', () => {
+      expect(results.readKey).toBe('ENOENT');
+      expect(results.readDatabase).toBe('ENOENT');
+      expect(results.walkUp).toEqual([]);
+      expect(results.writeOwnFiles).toBe('EROFS');
+      expect(existsSync(join(s.dataDir, 'pwned'))).toBe(false);
+      expect(existsSync(outsideFile)).toBe(false);
+    });
+    it('cannot reach loopback, the host, the metadata address or private ranges', () => {
+      for (const r of [results.api, results.edge, results.postgres, results.apiIpv6, results.metadata]) {
+        expect(r).toBe('ECONNREFUSED');
+      }
+      for (const r of [...results.gateway, ...results.hostAddresses]) expect(r).toBe('ECONNREFUSED');
+      expect(results.privateRange.other).toBe('ECONNREFUSED');
+    });
+    it('still answers through the edge', async () => {
+      const res = await s.fetchFromEdge(url);
+      expect(await res.text()).toBe('app still works');
+    });
+  });
+
+  describe('limits', () => {
+    const buildWith = (name: string, script: string) =>
+      deploy(
+        repo({
+          'build.mjs': script,
+          'package.json': JSON.stringify({ name, private: true, scripts: { build: 'node build.mjs' } }),
+        }),
+        name,
+      );
+
+    it('processes: a fork bomb is stopped at SLIPWAY_SANDBOX_PROCESSES and leaves nothing behind', async () => {
+      const { deployment, log } = await buildWith(
+        'forks',
+        [
+          "import { spawn } from 'node:child_process';",
+          'let failed = 0;',
+          'const children = [];',
+          'for (let i = 0; i < 200; i++) {',
+          `  const c = spawn('sleep', ['120', '${marker}-fork'], { stdio: 'ignore' });`,
+          "  c.on('error', (err) => { failed++; if (failed === 1) console.error(String(err)); });",
+          '  children.push(c);',
+          '}',
+          'await new Promise((r) => setTimeout(r, 500));',
+          "console.log('failed to start', failed);",
+          'process.exit(failed > 0 ? 1 : 0);',
+        ].join('\n'),
+      );
+      expect(deployment.status).toBe('failed');
+      expect(log).toMatch(/spawn sleep EAGAIN/);
+      expect(deployment.errorMessage).toMatch(/limit of 64 processes \(SLIPWAY_SANDBOX_PROCESSES\)/);
+      await waitFor('the forked processes to end', () => hostProcesses(`${marker}-fork`).length === 0);
+    }, 60_000);
+
+    it('disk: a workspace past SLIPWAY_SANDBOX_DISK ends the build', async () => {
+      const { deployment } = await buildWith(
+        'fills-disk',
+        [
+          "import { writeFileSync } from 'node:fs';",
+          'for (let i = 0; i < 15; i++) writeFileSync(`fill-${i}`, Buffer.alloc(10 * 1024 * 1024, 1));',
+          'await new Promise((r) => setTimeout(r, 30_000));',
+        ].join('\n'),
+      );
+      expect(deployment.status).toBe('failed');
+      expect(deployment.errorMessage).toMatch(
+        /^The build used \d+(\.\d)? MiB of disk, more than the limit of 100 MiB \(SLIPWAY_SANDBOX_DISK\)\.$/,
+      );
+    }, 60_000);
+
+    it('file size: one file past SLIPWAY_SANDBOX_DISK is refused', async () => {
+      const { deployment } = await buildWith(
+        'big-file',
+        [
+          "import { execSync } from 'node:child_process';",
+          "execSync('head -c 200000000 /dev/zero > big', { stdio: 'inherit' });",
+        ].join('\n'),
+      );
+      expect(deployment.status).toBe('failed');
+      expect(deployment.errorMessage).toMatch(
+        /A file grew past the limit of 100 MiB \(SLIPWAY_SANDBOX_DISK\)/,
+      );
+    }, 60_000);
+
+    it('memory: an allocation past SLIPWAY_SANDBOX_MEMORY fails and says so', async () => {
+      const { deployment } = await buildWith(
+        'big-heap',
+        'const b = Buffer.alloc(1.5 * 1024 ** 3, 1);\nconsole.log(b.length);',
+      );
+      expect(deployment.status).toBe('failed');
+      expect(deployment.errorMessage).toMatch(/memory limit of 1 GiB per process \(SLIPWAY_SANDBOX_MEMORY\)/);
+    }, 60_000);
+
+    it('/tmp: writing past SLIPWAY_SANDBOX_TMP_SIZE fails and says so', async () => {
+      const { deployment } = await buildWith(
+        'fills-tmp',
+        "import { writeFileSync } from 'node:fs';\nwriteFileSync('/tmp/fill', Buffer.alloc(32 * 1024 * 1024, 1));",
+      );
+      expect(deployment.status).toBe('failed');
+      expect(deployment.errorMessage).toMatch(
+        /The private \/tmp is full: it holds 16 MiB \(SLIPWAY_SANDBOX_TMP_SIZE\)/,
+      );
+    }, 60_000);
+  });
+
+  describe('the ordinary path', () => {
+    it('installs a package from the registry (allowed by SLIPWAY_SANDBOX_ALLOW) and builds with it', async () => {
+      const { deployment, log } = await deploy(
+        repo({
+          'package.json': JSON.stringify({
+            name: 'with-deps',
+            private: true,
+            dependencies: { 'is-number': '7.0.0' },
+            scripts: { build: 'node build.mjs' },
+          }),
+          'build.mjs': [
+            "import { mkdirSync, writeFileSync } from 'node:fs';",
+            "import isNumber from 'is-number';",
+            "mkdirSync('dist', { recursive: true });",
+            "writeFileSync('dist/index.html', `is-number says ${isNumber(5)}`);",
+          ].join('\n'),
+        }),
+        'with-deps',
+      );
+      expect(deployment.status, log).toBe('live');
+      expect(log).toMatch(/==> Installing dependencies: npm install/);
+      const res = await s.fetchFromEdge(deployment.url);
+      expect(await res.text()).toBe('is-number says true');
+    }, 150_000);
+  });
 });
