@@ -131,13 +131,18 @@ function blockList(ranges: Range[]): BlockList {
   return list;
 }
 
-/** Whether tenant code may connect to `address` under `policy`. */
+/**
+ * Whether tenant code may connect to `address` under `policy`. An address is checked against
+ * the ranges of its own family only: BlockList also matches an IPv4 address against IPv6 rules
+ * in its mapped form (::ffff:a.b.c.d), which would refuse every IPv4 address here.
+ */
 export function isReachable(policy: NetworkPolicy, address: string): boolean {
   const family = isIP(address);
   if (family === 0) return false;
   const type = family === 4 ? 'ipv4' : 'ipv6';
-  if (blockList(policy.allowed).check(address, type)) return true;
-  return !blockList(policy.denied).check(address, type);
+  const mine = (ranges: Range[]) => blockList(ranges.filter((r) => r.family === family));
+  if (mine(policy.allowed).check(address, type)) return true;
+  return !mine(policy.denied).check(address, type);
 }
 
 const cidr = (r: Range) => `${r.address}/${r.prefix}`;
