@@ -11,6 +11,7 @@ import { startWorkerRole } from './roles/worker.ts';
 import { createDeps } from './runtime.ts';
 import type { Deps } from './services/deps.ts';
 import { connectRouting } from './services/routing-signal.ts';
+import type { LookupAll } from './webhooks/ssrf.ts';
 
 export const ROLES = ['api', 'worker', 'edge', 'bot'] as const;
 export type Role = (typeof ROLES)[number];
@@ -24,6 +25,8 @@ export interface ServeOptions {
   clock?: Clock;
   log?: Logger;
   dns?: Dns;
+  /** How builds resolve repository hosts; default the system's resolver. */
+  lookup?: LookupAll;
   /** Stop on SIGTERM/SIGINT and exit (default true; tests turn it off). */
   handleSignals?: boolean;
   /** Extra background jobs for the worker role. */
@@ -72,7 +75,7 @@ export async function serve(config: Config, roles: Role[], opts: ServeOptions = 
     await Promise.race([deps.store.notifier.ready(), new Promise((r) => setTimeout(r, 5000).unref())]);
   }
   if (roles.includes('worker')) {
-    const worker = await startWorkerRole(deps, opts.jobs);
+    const worker = await startWorkerRole(deps, opts.jobs, { lookup: opts.lookup });
     stops.push(() => worker.stop());
   }
   if (roles.includes('api')) {

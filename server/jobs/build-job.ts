@@ -5,7 +5,9 @@ import { ApiError } from '../../api/errors.ts';
 import type { ArtifactStore } from '../builder/artifacts.ts';
 import { BuildError } from '../builder/build-error.ts';
 import { buildDeployment } from '../builder/build-deployment.ts';
+import { repositoryRefusal, repositorySettings } from '../builder/repository-policy.ts';
 import type { DeploymentRuntime } from '../edge/resolve-host.ts';
+import { raceSignal } from '../lib/race-signal.ts';
 import {
   markBuilding,
   markDeploying,
@@ -16,6 +18,7 @@ import { BUILD_JOB } from '../services/deployments/queue-deployment.ts';
 import type { Deps } from '../services/deps.ts';
 import { resolveBuildEnv } from '../services/env/resolve-build-env.ts';
 import type { DeploymentsTable } from '../store/schema.ts';
+import { systemLookup, type LookupAll } from '../webhooks/ssrf.ts';
 import { createLogBuffer, type LogBuffer } from './log-buffer.ts';
 import type { JobHandler } from './worker.ts';
 
@@ -25,6 +28,8 @@ export interface BuildJobOptions {
   probe(deployment: { id: string; host: string }, signal: AbortSignal): Promise<void>;
   /** Called after a deployment went live (the edge drops its cached routes). */
   onLive?(deploymentId: string): void;
+  /** Resolves repository hosts before the checkout; default `dns.lookup(host, { all: true })`. */
+  lookup?: LookupAll;
 }
 
 type DeploymentRow = Selectable<DeploymentsTable>;
@@ -90,6 +95,22 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
     }
   }
 
+  /**
+   * The repository URL rules again, in full: the API checked what it could without DNS, but
+   * DNS answers and the server's settings change between the project's creation and its builds.
+   */
+  async function checkRepository(url: string, logs: LogBuffer, signal: AbortSignal) {
+    const lookup = opts.lookup ?? systemLookup;
+    const refusal = await repositoryRefusal(url, repositorySettings(deps.config), {
+      lookup: (host) => raceSignal(lookup(host), signal),
+    });
+    signal.throwIfAborted();
+    if (!refusal) return;
+    const message = `The repository URL is refused: ${refusal}.`;
+    logs.push('error', message);
+    throw new BuildError(message);
+  }
+
   async function run(deployment: DeploymentRow, logs: LogBuffer, signal: AbortSignal) {
     const id = deployment.id;
     const project = await deps.db
@@ -145,6 +166,7 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
         .where('id', '=', id)
         .execute();
     } else {
+      await checkRepository(project.repository_url, logs, signal);
       const env = await resolveBuildEnv(deps, project.id, deployment.target);
       // One directory per deployment: a retry clears what a worker that died left behind.
       const workspaceRoot = join(deps.config.workspacesDir, id);

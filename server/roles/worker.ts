@@ -5,6 +5,7 @@ import { startWorker, type JobHandler } from '../jobs/worker.ts';
 import type { Deps } from '../services/deps.ts';
 import { signalRoutingChange } from '../services/routing-signal.ts';
 import { startDeliveryWorker } from '../webhooks/delivery-worker.ts';
+import type { LookupAll } from '../webhooks/ssrf.ts';
 import { createCertificateJob } from '../certificates/certificate-job.ts';
 import { createRenewalJob } from '../certificates/renew-certificates.ts';
 import { createMonitoringTickJob, MONITORING_TICK_JOB } from '../monitoring/monitoring-tick.ts';
@@ -15,7 +16,11 @@ export interface WorkerRole {
 }
 
 /** The worker role: builds deployments (and, as they land, the other background jobs). */
-export async function startWorkerRole(deps: Deps, extra: JobHandler[] = []): Promise<WorkerRole> {
+export async function startWorkerRole(
+  deps: Deps,
+  extra: JobHandler[] = [],
+  opts: { lookup?: LookupAll } = {},
+): Promise<WorkerRole> {
   const { config } = deps;
   const artifacts = createArtifactStore(config.artifactsDir);
   const build = createBuildJob(deps, {
@@ -30,6 +35,7 @@ export async function startWorkerRole(deps: Deps, extra: JobHandler[] = []): Pro
       });
     },
     onLive: () => signalRoutingChange(),
+    lookup: opts.lookup,
   });
   // Health probes and alert rules every SLIPWAY_HEALTH_INTERVAL, certificate renewal daily:
   // once per interval across all workers, whichever claims the run.

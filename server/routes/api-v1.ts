@@ -9,7 +9,7 @@ import { PAID_OPERATIONS } from '../payments/operations.ts';
 import { personalOrganization } from '../payments/ledger-store.ts';
 import { runPaid } from '../payments/paid-operation.ts';
 import { createDeployment } from '../services/deployments/create-deployment.ts';
-import { createProject } from '../services/projects.ts';
+import { checkRepositoryUrl, createProject } from '../services/projects.ts';
 
 /**
  * The versioned description (`/api/v1`): two paid operations, answered without the envelope.
@@ -25,12 +25,18 @@ export const apiV1Routes = [
     body: CreateProjectV1Body,
     response: ProjectV1,
     successStatus: 201,
-    handler: async ({ deps, actor, body, req, reply }) =>
-      runPaid({ deps, actor, req, reply, operation: PAID_OPERATIONS.createProject }, async (settle) => {
-        const org = await personalOrganization(deps.db, actor.userId);
-        const project = await createProject(deps, actor, { ...body, organizationId: org.id }, settle);
-        return ProjectV1.parse({ id: project.id, name: project.name, status: project.status });
-      }),
+    handler: async ({ deps, actor, body, req, reply }) => {
+      // A body the service would refuse is a 400 before any payment is asked for.
+      await checkRepositoryUrl(deps, body.repositoryUrl);
+      return runPaid(
+        { deps, actor, req, reply, operation: PAID_OPERATIONS.createProject },
+        async (settle) => {
+          const org = await personalOrganization(deps.db, actor.userId);
+          const project = await createProject(deps, actor, { ...body, organizationId: org.id }, settle);
+          return ProjectV1.parse({ id: project.id, name: project.name, status: project.status });
+        },
+      );
+    },
   }),
   route({
     method: 'POST',

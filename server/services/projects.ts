@@ -6,6 +6,7 @@ import type {
   Project,
   UpdateProjectBody,
 } from '../../api/schemas/projects.ts';
+import { staticRepositoryRefusal, repositorySettings } from '../builder/repository-policy.ts';
 import { newId, randomString } from '../lib/ids.ts';
 import type { SettleHook } from '../payments/method.ts';
 import { isUniqueViolation } from '../store/errors.ts';
@@ -68,6 +69,15 @@ async function resolveOrganization(deps: Deps, actor: Actor, idOrName: string) {
   return org;
 }
 
+/**
+ * The repository rules that need no DNS (local paths, addresses written out), as a
+ * VALIDATION_ERROR on `repositoryUrl`. Every build checks again, in full, before its checkout.
+ */
+export async function checkRepositoryUrl(deps: Pick<Deps, 'config'>, url: string): Promise<void> {
+  const refusal = await staticRepositoryRefusal(url, repositorySettings(deps.config));
+  if (refusal) throw ApiError.validation([{ path: 'repositoryUrl', message: refusal }]);
+}
+
 /** `settle` (paid operations) runs inside the transaction, so the payment commits with the project. */
 export async function createProject(
   deps: Deps,
@@ -77,6 +87,7 @@ export async function createProject(
 ): Promise<Project> {
   const org = await resolveOrganization(deps, actor, body.organizationId);
   await requireRole(deps, actor, org.id, 'developer', `Organization ${body.organizationId}`);
+  await checkRepositoryUrl(deps, body.repositoryUrl);
   const now = deps.clock.now().toISOString();
   try {
     const row = await deps.db.transaction().execute(async (tx) => {

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import { sign, SIGNATURE_HEADER } from '../../api/signature.ts';
+import { raceSignal } from '../lib/race-signal.ts';
 import type { PostDelivery } from './post-pinned.ts';
 import type { AttemptOutcome } from './record-attempt.ts';
 import { RefusedAddressError, resolveTarget, type LookupAll } from './ssrf.ts';
@@ -31,17 +32,6 @@ export function deliveryHeaders(
     'X-Slipway-Delivery': delivery.id,
     [SIGNATURE_HEADER]: sign(secret, body),
   };
-}
-
-/** Rejects with the signal's reason when it aborts first (dns.lookup cannot be aborted). */
-function raceSignal<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
-  let onAbort: () => void = () => undefined;
-  const aborted = new Promise<never>((_resolve, reject) => {
-    onAbort = () => reject(signal.reason as Error);
-    if (signal.aborted) onAbort();
-    else signal.addEventListener('abort', onAbort, { once: true });
-  });
-  return Promise.race([promise, aborted]).finally(() => signal.removeEventListener('abort', onAbort));
 }
 
 /** A short, useful line for the attempt log: what went wrong, with the system's error code. */

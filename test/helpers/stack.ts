@@ -8,6 +8,7 @@ import { findFreePort } from '../../server/edge/free-port.ts';
 import type { Clock } from '../../server/lib/clock.ts';
 import { requestWithHost } from '../../server/lib/http-get.ts';
 import { serve, type Role, type Running } from '../../server/serve.ts';
+import type { LookupAll } from '../../server/webhooks/ssrf.ts';
 import { createToken, findOrCreateUser } from '../../server/services/users.ts';
 import { databaseForTest } from './database.ts';
 
@@ -33,7 +34,14 @@ let users = 0;
  * 127.0.0.1, SQLite in a temp dir. Deployments really build and really serve.
  */
 export async function startStack(
-  opts: { env?: Record<string, string>; roles?: Role[]; clock?: Clock; dataDir?: string } = {},
+  opts: {
+    env?: Record<string, string>;
+    roles?: Role[];
+    clock?: Clock;
+    dataDir?: string;
+    /** How builds resolve repository hosts (a fake DNS); default the system's. */
+    lookup?: LookupAll;
+  } = {},
 ): Promise<Stack> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'slipway-stack-'));
   const freePort = await findFreePort();
@@ -55,6 +63,7 @@ export async function startStack(
     handleSignals: false,
     banner: false,
     ...(opts.clock ? { clock: opts.clock } : {}),
+    ...(opts.lookup ? { lookup: opts.lookup } : {}),
   });
   const edgePort = config.edgePort;
   const apiUrl = running.apiUrl!.replace('localhost', '127.0.0.1');
