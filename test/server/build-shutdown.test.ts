@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -16,16 +16,23 @@ describe('a build interrupted by shutdown', () => {
   const repo = createGitRepo({
     files: {
       'package.json': JSON.stringify({ name: 'slow', private: true, scripts: { build: 'node build.mjs' } }),
+    },
+  });
+  // Builds read nothing of the host's disk but the repository they clone: the first attempt waits
+  // while this file exists in it, the attempt after the restart finds it gone.
+  const hold = join(repo.dir, '.git', 'hold');
+  writeFileSync(hold, 'wait');
+  repo.commit(
+    {
       'build.mjs':
         "import { existsSync, mkdirSync, writeFileSync } from 'node:fs';\n" +
         "console.log('build started');\n" +
-        // Slow only the first time: the marker lives outside the workspace, which each attempt renews.
-        `const marker = ${JSON.stringify(join(dataDir, 'first-build-ran'))};\n` +
-        'if (!existsSync(marker)) { writeFileSync(marker, "1"); await new Promise((r) => setTimeout(r, 30_000)); }\n' +
+        `while (existsSync(${JSON.stringify(hold)})) await new Promise((r) => setTimeout(r, 20));\n` +
         "mkdirSync('dist', { recursive: true });\n" +
         "writeFileSync('dist/index.html', 'built after a restart');\n",
     },
-  });
+    'build',
+  );
   let stack: Stack | undefined;
   afterAll(async () => {
     await stack?.stop();
@@ -54,6 +61,7 @@ describe('a build interrupted by shutdown', () => {
     expect(Date.now() - stopped).toBeLessThan(10_000);
     stack = undefined;
 
+    rmSync(hold);
     stack = await startStack({ dataDir, env });
     const deps = stack.running.deps;
     const job = await deps.db
