@@ -4,6 +4,7 @@ import { benchBot } from './bot.ts';
 import { benchBuilds } from './builds.ts';
 import { benchEdge } from './edge.ts';
 import { benchRecording } from './monitoring.ts';
+import { benchSandbox } from './sandbox.ts';
 import { benchScale } from './scale.ts';
 import { benchWebhooks } from './webhooks.ts';
 
@@ -19,6 +20,7 @@ const suites: Record<string, () => Promise<string>> = {
   bot: () => benchBot(),
   recording: () => benchRecording(),
   scale: () => benchScale(seconds),
+  sandbox: () => benchSandbox(),
 };
 
 for (const [name, run] of Object.entries(suites)) {
