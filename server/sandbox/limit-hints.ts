@@ -18,7 +18,11 @@ export function limitHint(
   if (/Resource temporarily unavailable|EAGAIN|fork: retry|Cannot fork|spawn .*EAGAIN/i.test(text)) {
     return `The build may have hit the limit of ${limits.processes} processes (SLIPWAY_SANDBOX_PROCESSES).`;
   }
-  if (/heap out of memory|Cannot allocate memory|allocation failed|ENOMEM|std::bad_alloc|Out of memory/i.test(text)) {
+  if (
+    /heap out of memory|Cannot allocate memory|allocation failed|ENOMEM|std::bad_alloc|Out of memory/i.test(
+      text,
+    )
+  ) {
     return `A process may have hit the memory limit of ${describeBytes(limits.memoryBytes)} per process (SLIPWAY_SANDBOX_MEMORY).`;
   }
   if (/No space left on device|ENOSPC/.test(text)) {
