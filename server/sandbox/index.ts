@@ -1,5 +1,5 @@
 import { chmod, chown, mkdir, rm, stat, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { SandboxConfig } from '../config.ts';
 import { isAccepting } from '../edge/free-port.ts';
 import { describeBytes } from '../builder/format.ts';
@@ -54,6 +54,15 @@ export interface CreateSandboxOptions {
   lookup: LookupAll;
   /** Where the sandbox runs as another user: true when the service runs as root. */
   isRoot?: boolean;
+}
+
+/** The first directory from `dir` up to `/` that others may not pass through, or null. */
+async function firstUnsearchable(dir: string): Promise<string | null> {
+  for (let d = dir; ; d = dirname(d)) {
+    const { mode } = await stat(d);
+    if ((mode & 0o001) === 0) return d;
+    if (d === dirname(d)) return null;
+  }
 }
 
 /** Helpers of the sandbox itself, never signalled as the tenant's. */
@@ -112,7 +121,7 @@ export async function createSandbox(config: SandboxConfig, opts: CreateSandboxOp
 
   let unavailable: string | null = null;
   if ('missing' in found) {
-    unavailable = `these programs are missing: ${found.missing.join(', ')}`;
+    unavailable = `these programs are missing: ${found.missing.join(', ')}. Install them`;
   } else if (process.platform !== 'linux') {
     unavailable = 'it needs Linux (user, PID and network namespaces)';
   } else {
@@ -141,15 +150,19 @@ export async function createSandbox(config: SandboxConfig, opts: CreateSandboxOp
       }
       await chown(probe, config.user.uid, config.user.gid);
     }
-    const failure = await trySandbox(settings(), probe);
+    const blocked = isRoot ? await firstUnsearchable(dirname(opts.dataDir)) : null;
+    const failure = blocked
+      ? `the sandbox's user (${config.user.uid}) cannot pass through ${blocked} to the data directory: ` +
+        `make it searchable (chmod o+x ${blocked}) or move SLIPWAY_DATA_DIR`
+      : await trySandbox(settings(), probe);
     await rm(probe, { recursive: true, force: true });
-    if (failure) unavailable = `a test sandbox failed: ${failure}`;
+    if (failure) unavailable = blocked ? failure : `a test sandbox failed: ${failure}`;
   }
   if (unavailable) {
     unavailable =
-      `Builds and server apps are refused: the sandbox cannot run on this machine (${unavailable}). ` +
-      'Install bubblewrap, passt and nftables and make /dev/net/tun usable (see docs/security.md), ' +
-      'or set SLIPWAY_SANDBOX=off if only one trusted user deploys here.';
+      `Builds and server apps are refused: the sandbox cannot run on this machine: ${unavailable}. ` +
+      'docs/security.md says what it needs (bubblewrap, passt, nftables, a usable /dev/net/tun); ' +
+      'set SLIPWAY_SANDBOX=off only if one trusted user deploys here.';
   }
 
   const network = () =>

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
-import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -63,6 +63,8 @@ describe.skipIf(!url)(
     beforeAll(async () => {
       database = await createTestDatabase();
       root = mkdtempSync(join(tmpdir(), 'slipway-scale-'));
+      // The sandbox's user passes through it to each process's data directory and workspaces.
+      chmodSync(root, 0o711);
       receiver = createServer((req, res) => {
         const id = String(req.headers['x-slipway-delivery']);
         received.set(id, (received.get(id) ?? 0) + 1);

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -33,6 +33,8 @@ describe('repository URL rules at build time', () => {
     ({ token, orgId } = await s.user('builder@example.com'));
     repo = createGitRepo({ files: { 'index.html': '<h1>hello</h1>' } });
     dir = mkdtempSync(join(tmpdir(), 'slipway-swap-'));
+    // Builds read the repository as the sandbox's user, who must be able to pass through.
+    chmodSync(dir, 0o711);
   });
   afterAll(async () => {
     await s?.stop();
