@@ -241,6 +241,7 @@ const EnvSchema = z.object({
   SLIPWAY_SANDBOX_DISK: size('SLIPWAY_SANDBOX_DISK', '5GiB'),
   SLIPWAY_SANDBOX_TMP_SIZE: size('SLIPWAY_SANDBOX_TMP_SIZE', '512MiB'),
   SLIPWAY_BUILD_LOG_LIMIT: size('SLIPWAY_BUILD_LOG_LIMIT', '5MiB', '5MiB or 500KiB'),
+  SLIPWAY_RUNTIME_LOG_LIMIT: size('SLIPWAY_RUNTIME_LOG_LIMIT', '5MiB', '5MiB or 500KiB'),
   SLIPWAY_LOCAL_REPOSITORIES: z
     .string()
     .default('any')
@@ -316,6 +317,12 @@ function toConfig(env: z.infer<typeof EnvSchema>) {
     },
     /** Bytes of build log stored per deployment; past it the log says so and the build goes on. */
     buildLogLimitBytes: env.SLIPWAY_BUILD_LOG_LIMIT,
+    /**
+     * Bytes of runtime log each server app may store per hour (per edge process); past it the log
+     * says so and the app goes on. Per hour, unlike the build log: an app runs for weeks and its
+     * latest lines matter most, so a cap for good would silence it when it is needed.
+     */
+    runtimeLogLimitBytes: env.SLIPWAY_RUNTIME_LOG_LIMIT,
     /** `any` (outside the data and artifacts dirs), `off`, or the directories local repositories may be in. */
     localRepositories:
       env.SLIPWAY_LOCAL_REPOSITORIES === 'any' || env.SLIPWAY_LOCAL_REPOSITORIES === 'off'

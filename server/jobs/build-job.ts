@@ -57,17 +57,17 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
         .where('id', '=', deploymentId)
         .executeTakeFirst();
       if (!deployment || FINAL.has(deployment.status)) return;
-      const logs = createLogBuffer(deps, deploymentId);
+      const logs = await createLogBuffer(deps, deploymentId, { limitBytes: deps.config.buildLogLimitBytes });
       try {
         await run(deployment, logs, signal);
       } catch (err) {
         if (signal.aborted) {
           // Shutdown or a lost lease: the job goes back to the queue (or is another worker's
           // already), so the deployment is not this attempt's to fail.
-          logs.push('build', '==> Interrupted: this worker stopped; the build will run again');
+          logs.note('==> Interrupted: this worker stopped; the build will run again');
           throw err;
         }
-        await logs.flush();
+        await logs.end();
         if (err instanceof BuildError || err instanceof ApiError) {
           // BuildErrors are already in the log; the state machine's CONFLICTs mean someone else moved it.
           if (err instanceof BuildError) await failQuietly(deploymentId, err.message);
@@ -77,7 +77,7 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
         await logs.flush();
         throw err;
       } finally {
-        await logs.flush();
+        await logs.end();
       }
     },
 
@@ -126,7 +126,7 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
     }
     if (deployment.status !== 'queued') {
       // A worker died mid-build and the lease ran out: start over from a clean state.
-      logs.push('build', '==> Building again: an earlier attempt was interrupted');
+      logs.note('==> Building again: an earlier attempt was interrupted');
       await deps.db
         .updateTable('deployments')
         .set({ status: 'queued', updated_at: deps.clock.now().toISOString() })
@@ -147,8 +147,7 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
         .where('id', '=', deployment.source_deployment_id)
         .executeTakeFirstOrThrow();
       if (!source.artifact_id) throw new BuildError(`Deployment ${source.id} has no build to reuse`);
-      logs.push(
-        'build',
+      logs.note(
         `==> Reusing the build of ${source.id} (commit ${source.commit_hash?.slice(0, 7) ?? 'unknown'}): no rebuild`,
       );
       artifactId = source.artifact_id;
@@ -217,7 +216,7 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
     await markDeploying(deps, id, { buildDurationMs: Date.now() - started, artifactId });
 
     const deployStarted = Date.now();
-    logs.push('build', '==> Deploying: waiting for the edge to serve it');
+    logs.note('==> Deploying: waiting for the edge to serve it');
     try {
       await opts.probe({ id, host: deployment.host }, signal);
     } catch (err) {
@@ -225,8 +224,8 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
       logs.push('error', (err as Error).message);
       throw new BuildError((err as Error).message);
     }
-    logs.push('build', `==> Live at ${deps.urls.forHost(deployment.host)}`);
-    await logs.flush();
+    logs.note(`==> Live at ${deps.urls.forHost(deployment.host)}`);
+    await logs.end();
     signal.throwIfAborted();
     await markLive(deps, id, { deployDurationMs: Date.now() - deployStarted });
     opts.onLive?.(id);

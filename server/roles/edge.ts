@@ -31,6 +31,7 @@ export async function startEdge(deps: Deps): Promise<EdgeRole> {
   const { config } = deps;
   const resolver = createHostResolver(deps);
   const sink = createRuntimeLogSink(deps, {
+    limitBytes: config.runtimeLogLimitBytes,
     onError: (err) => deps.log.warn({ err }, 'runtime log write failed'),
   });
   const sampler = startRuntimeSampler(

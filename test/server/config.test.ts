@@ -21,3 +21,26 @@ describe('configuration of jobs and shutdown', () => {
     }
   });
 });
+
+describe('configuration of log limits', () => {
+  const base = { SLIPWAY_DATA_DIR: '/tmp/slipway-config-test' };
+
+  it('defaults both to 5 MiB and reads sizes', () => {
+    expect(loadConfig(base)).toMatchObject({
+      buildLogLimitBytes: 5 * 1024 ** 2,
+      runtimeLogLimitBytes: 5 * 1024 ** 2,
+    });
+    expect(
+      loadConfig({ ...base, SLIPWAY_BUILD_LOG_LIMIT: '64KiB', SLIPWAY_RUNTIME_LOG_LIMIT: '1MB' }),
+    ).toMatchObject({ buildLogLimitBytes: 65_536, runtimeLogLimitBytes: 1_000_000 });
+  });
+
+  it('refuses a size it cannot read, naming the variable', () => {
+    for (const name of ['SLIPWAY_BUILD_LOG_LIMIT', 'SLIPWAY_RUNTIME_LOG_LIMIT']) {
+      expect(() => loadConfig({ ...base, [name]: 'lots' }), name).toThrow(
+        `${name} must be a size such as 5MiB or 500KiB, got "lots"`,
+      );
+      expect(() => loadConfig({ ...base, [name]: '0' }), name).toThrow(`${name} must be a size`);
+    }
+  });
+});

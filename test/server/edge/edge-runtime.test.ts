@@ -9,6 +9,7 @@ import { createRuntimeLogSink } from '../../../server/edge/runtime-log.ts';
 import { createRuntimeSupervisor, type RuntimeSupervisor } from '../../../server/edge/runtime.ts';
 import { createEdgeServer } from '../../../server/edge/server.ts';
 import { createTestApp, type TestApp } from '../../helpers/app.ts';
+import { ManualClock } from '../../helpers/clock.ts';
 import { edgeRequest, insertDeployment, insertProject, listen } from '../../helpers/edge.ts';
 
 /** A tiny Node server app, as a user would deploy one: it listens on process.env.PORT. */
@@ -249,5 +250,36 @@ describe('edge: server apps', () => {
       { type: 'runtime', line: 'first line' },
       { type: 'runtime', line: 'second line' },
     ]);
+  });
+
+  it('stores at most the limit per deployment per hour, says so, and stores again the next hour', async () => {
+    const p = await insertProject(t, (await t.user('chatty@example.com')).orgId);
+    const [chatty, quiet] = [await insertDeployment(t, p.id), await insertDeployment(t, p.id)];
+    const clock = new ManualClock('2026-11-22T10:00:00.000Z');
+    const sink = createRuntimeLogSink({ db: t.deps.db, clock }, { flushMs: 10_000, limitBytes: 1000 });
+    const line = (i: number) => `request ${String(i).padStart(4, '0')} ${'x'.repeat(87)}`; // 100 bytes
+    for (let i = 0; i < 50; i++) sink.log(chatty.id, line(i), 'stdout');
+    sink.log(chatty.id, '[slipway] process exited with code 1; restarting in 1s', 'supervisor');
+    sink.log(quiet.id, 'another app has its own budget', 'stdout');
+    await sink.flush();
+    clock.advance(60 * 60_000);
+    sink.log(chatty.id, 'the next hour', 'stdout');
+    await sink.close();
+
+    const rows = await t.deps.db
+      .selectFrom('deployment_logs')
+      .select(['deployment_id', 'line'])
+      .where('deployment_id', 'in', [chatty.id, quiet.id])
+      .orderBy('id')
+      .execute();
+    const lines = (id: string) => rows.filter((r) => r.deployment_id === id).map((r) => r.line);
+    expect(lines(chatty.id)).toEqual([
+      ...Array.from({ length: 10 }, (_, i) => line(i)),
+      '[slipway] Runtime log cut at 1000 bytes this hour (SLIPWAY_RUNTIME_LOG_LIMIT): lines until 2026-11-22T11:00:00.000Z are not stored; the app goes on.',
+      '[slipway] process exited with code 1; restarting in 1s',
+      '[slipway] 40 lines of output (3.9 KiB) left out in the hour from 2026-11-22T10:00:00.000Z: over the 1000 bytes an hour limit (SLIPWAY_RUNTIME_LOG_LIMIT)',
+      'the next hour',
+    ]);
+    expect(lines(quiet.id)).toEqual(['another app has its own budget']);
   });
 });
