@@ -28,6 +28,8 @@ export interface RunCommandOptions {
   writable: readonly string[];
   /** Host paths it may read besides the toolchains. */
   readOnly?: readonly string[];
+  /** false: no network at all (git reading a local repository). */
+  network?: boolean;
 }
 
 export interface CommandResult {
@@ -75,6 +77,7 @@ export function runCommand(opts: RunCommandOptions): Promise<CommandResult> {
       env: opts.env,
       writable: opts.writable,
       readOnly: opts.readOnly ?? [],
+      ...(opts.network === false ? { network: false } : {}),
     });
     const child = spawnPlanned(plan, { cwd: opts.sandbox.mode === 'off' ? opts.cwd : undefined });
 

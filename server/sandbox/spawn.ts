@@ -35,6 +35,11 @@ export interface SandboxRequest {
   readOnly: readonly string[];
   /** Ports of the host's 127.0.0.1 forwarded to the same port inside (a server app's PORT). */
   ports?: readonly number[];
+  /**
+   * false: no network at all (only a loopback of its own), and no user-mode network to set up,
+   * which makes the sandbox start several times faster: for git reading a local repository.
+   */
+  network?: boolean;
 }
 
 export interface SpawnPlan {
@@ -210,6 +215,17 @@ export function planSpawn(s: SpawnSettings, req: SandboxRequest): SpawnPlan {
     ...req.argv,
   ];
 
+  if (req.network === false) {
+    // bwrap's own network namespace: nothing but a loopback of its own.
+    const options = Buffer.from(['--unshare-net', ...bwrap].map((a) => `${a}\0`).join(''));
+    return {
+      command: tools.setpriv,
+      args: ['--pdeathsig', 'KILL', '--', tools.prlimit, ...prlimit],
+      env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' },
+      fd3: options,
+      ...(s.user ? { uid: s.user.uid, gid: s.user.gid } : {}),
+    };
+  }
   return {
     command: tools.setpriv,
     args: [
