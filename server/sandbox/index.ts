@@ -54,6 +54,8 @@ export interface CreateSandboxOptions {
   lookup: LookupAll;
   /** Where the sandbox runs as another user: true when the service runs as root. */
   isRoot?: boolean;
+  /** The sandbox's programs; default: looked up in the system's directories. */
+  tools?: ReturnType<typeof findTools>;
 }
 
 /** The first directory from `dir` up to `/` that others may not pass through, or null. */
@@ -107,7 +109,7 @@ export async function createSandbox(config: SandboxConfig, opts: CreateSandboxOp
   if (config.mode === 'off') return offSandbox(limits);
 
   const isRoot = opts.isRoot ?? process.getuid?.() === 0;
-  const found = findTools();
+  const found = opts.tools ?? findTools();
   let policy: NetworkPolicy = await buildNetworkPolicy(config.allow, { lookup: opts.lookup });
   const etcDir = join(opts.dataDir, 'sandbox', 'etc');
   const settings = (): SpawnSettings => ({
