@@ -7,6 +7,7 @@ import { loadConfig } from '../../server/config.ts';
 import { findFreePort } from '../../server/edge/free-port.ts';
 import type { Clock } from '../../server/lib/clock.ts';
 import { requestWithHost } from '../../server/lib/http-get.ts';
+import type { EdgeOptions } from '../../server/roles/edge.ts';
 import { serve, type Role, type Running } from '../../server/serve.ts';
 import { createToken, findOrCreateUser } from '../../server/services/users.ts';
 import { databaseForTest } from './database.ts';
@@ -33,7 +34,13 @@ let users = 0;
  * 127.0.0.1, SQLite in a temp dir. Deployments really build and really serve.
  */
 export async function startStack(
-  opts: { env?: Record<string, string>; roles?: Role[]; clock?: Clock; dataDir?: string } = {},
+  opts: {
+    env?: Record<string, string>;
+    roles?: Role[];
+    clock?: Clock;
+    dataDir?: string;
+    edge?: EdgeOptions;
+  } = {},
 ): Promise<Stack> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'slipway-stack-'));
   const freePort = await findFreePort();
@@ -55,9 +62,11 @@ export async function startStack(
     handleSignals: false,
     banner: false,
     ...(opts.clock ? { clock: opts.clock } : {}),
+    ...(opts.edge ? { edge: opts.edge } : {}),
   });
   const edgePort = config.edgePort;
-  const apiUrl = running.apiUrl!.replace('localhost', '127.0.0.1');
+  // Empty when the stack runs no API (an edge-only process of a multi-process test).
+  const apiUrl = running.apiUrl?.replace('localhost', '127.0.0.1') ?? '';
   const edgeUrl = `http://127.0.0.1:${edgePort}`;
   return {
     running,
