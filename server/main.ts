@@ -5,6 +5,7 @@ import { defaultRoles, serve, ROLES, type Role } from './serve.ts';
 import { createDeps } from './runtime.ts';
 import { createToken, findOrCreateUser } from './services/users.ts';
 import { setProjectStatus } from './services/projects.ts';
+import { connectRouting } from './services/routing-signal.ts';
 import { addCredits } from './payments/credits.ts';
 import { formatCents, MAX_TOPUP_CENTS, parseAmount } from './payments/money.ts';
 import pino from 'pino';
@@ -15,6 +16,7 @@ const USAGE = `Usage: slipway <command>
   migrate                                 apply database migrations and exit
   token create --email E --name N         create the user if needed; print a new API token
   project suspend|resume <id-or-name>     stop or resume deploying and serving a project
+                                          (suspending stops its running server apps at once)
   credits add --org NAME --amount 25.00   top up an organization's prepaid balance (paid API)
 
 Configuration comes from the environment; see README.md.`;
@@ -64,10 +66,15 @@ export async function main(argv: string[]): Promise<number> {
           return fail('Usage: slipway project suspend|resume <project-id-or-name>');
         }
         const deps = await createDeps(loadConfig(), { log: quietLog() });
+        // On PostgreSQL every edge hears of it at once and stops the project's apps (closing the
+        // store waits for the notification to go out); on SQLite the serving process notices
+        // within a second.
+        const disconnect = connectRouting(deps.store.notifier, { listen: false });
         try {
           await setProjectStatus(deps, target, action === 'suspend' ? 'suspended' : 'active');
           process.stderr.write(`Project ${target} is ${action === 'suspend' ? 'suspended' : 'active'}.\n`);
         } finally {
+          disconnect();
           await deps.store.close();
         }
         return 0;

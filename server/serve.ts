@@ -6,7 +6,7 @@ import type { JobHandler } from './jobs/worker.ts';
 import type { Dns } from './lib/dns.ts';
 import type { Clock } from './lib/clock.ts';
 import { botConfigured, startBotRole } from './roles/bot.ts';
-import { startEdge } from './roles/edge.ts';
+import { startEdge, type EdgeOptions, type EdgeRole } from './roles/edge.ts';
 import { startWorkerRole } from './roles/worker.ts';
 import { createDeps } from './runtime.ts';
 import type { Deps } from './services/deps.ts';
@@ -33,6 +33,8 @@ export interface ServeOptions {
   jobs?: JobHandler[];
   /** Print the start-up banner (default true). */
   banner?: boolean;
+  /** Settings of the edge role that are not configuration (tests shorten or lengthen its timers). */
+  edge?: EdgeOptions;
 }
 
 export interface Running {
@@ -42,6 +44,8 @@ export interface Running {
   apiUrl?: string;
   /** Where the edge listens, once it does. */
   edgeUrl?: string;
+  /** The edge role, when it runs in this process. */
+  edge?: EdgeRole;
   /** Where the GitHub App listens, when the bot role runs. */
   botUrl?: string;
   stop(): Promise<void>;
@@ -67,7 +71,8 @@ export async function serve(config: Config, roles: Role[], opts: ServeOptions = 
   };
 
   if (roles.includes('edge')) {
-    const edge = await startEdge(deps);
+    const edge = await startEdge(deps, opts.edge);
+    running.edge = edge;
     running.edgeUrl = `http://localhost:${edge.port}`;
     stops.push(() => edge.stop());
     // An edge that starts serving before it listens could miss an alias switch until its cache

@@ -22,6 +22,13 @@ export interface RuntimeLauncher {
   ensure(target: Target): Promise<number>;
   /** Records a request, which keeps the app from being stopped as idle. */
   touch(deploymentId: string): void;
+  /** The projects that have an app this launcher started (or is starting) and has not stopped. */
+  projects(): string[];
+  /**
+   * Stops every app of the project that this launcher started, those still starting included, and
+   * resolves once their processes are gone. The next request for one starts it again.
+   */
+  stopProject(projectId: string): Promise<void>;
   /** Stops the idle timer (the supervisor's stopAll() ends the apps). */
   close(): void;
 }
@@ -41,14 +48,28 @@ export function createRuntimeLauncher(opts: RuntimeLauncherOptions): RuntimeLaun
   const failures = new Map<string, { at: number; error: Error }>();
   /** Starts under way: concurrent first requests wait for the one start, not proxy to a port not yet open. */
   const starting = new Map<string, Promise<number>>();
+  /** The project of every app started or starting, by deployment. */
+  const apps = new Map<string, string>();
+  /**
+   * The current start of each app. stopProject() removes it, so a start that was writing files out
+   * at that moment does not go on to run a suspended project's app.
+   */
+  const launches = new Map<string, symbol>();
 
-  const launch = async (target: Target): Promise<number> => {
-    if (!target.startCommand) throw new Error(`deployment ${target.deploymentId} has no start command`);
-    if (!target.artifactId) throw new Error(`deployment ${target.deploymentId} has no artifact`);
+  const cancelled = (id: string) =>
+    new Error(
+      `The app of deployment ${id} was stopped while it started: its project was suspended or deleted.`,
+    );
+
+  const launch = async (target: Target, launchId: symbol): Promise<number> => {
+    const id = target.deploymentId;
+    if (!target.startCommand) throw new Error(`deployment ${id} has no start command`);
+    if (!target.artifactId) throw new Error(`deployment ${id} has no artifact`);
     const dir = await materializer.dirFor(target.artifactId);
     const env = await opts.env(target);
+    if (launches.get(id) !== launchId) throw cancelled(id);
     // A shell runs it: start commands are written as shell lines (`npm start`, `node dist/server.js`).
-    const { port } = await supervisor.start(target.deploymentId, {
+    const { port } = await supervisor.start(id, {
       dir,
       command: ['/bin/sh', '-c', target.startCommand],
       env,
@@ -64,6 +85,8 @@ export function createRuntimeLauncher(opts: RuntimeLauncherOptions): RuntimeLaun
             for (const [id, at] of lastUsed) {
               if (t - at < idleStopMs) continue;
               lastUsed.delete(id);
+              apps.delete(id);
+              launches.delete(id);
               void supervisor.stop(id);
             }
           },
@@ -84,14 +107,23 @@ export function createRuntimeLauncher(opts: RuntimeLauncherOptions): RuntimeLaun
       }
       const failed = failures.get(id);
       if (failed && now() - failed.at < retryAfterMs) throw failed.error;
-      const start = launch(target).then(
+      const launchId = Symbol(id);
+      launches.set(id, launchId);
+      apps.set(id, target.projectId);
+      const start = launch(target, launchId).then(
         (port) => {
           failures.delete(id);
           lastUsed.set(id, now());
           return port;
         },
         (err: unknown) => {
-          failures.set(id, { at: now(), error: err instanceof Error ? err : new Error(String(err)) });
+          // A start that stopProject() cut short is no failure to remember: a resumed project's
+          // next request must start the app, not be refused for ten seconds.
+          if (launches.get(id) === launchId) {
+            launches.delete(id);
+            apps.delete(id);
+            failures.set(id, { at: now(), error: err instanceof Error ? err : new Error(String(err)) });
+          }
           throw err;
         },
       );
@@ -104,6 +136,25 @@ export function createRuntimeLauncher(opts: RuntimeLauncherOptions): RuntimeLaun
     },
     touch(deploymentId) {
       if (lastUsed.has(deploymentId)) lastUsed.set(deploymentId, now());
+    },
+    projects() {
+      return [...new Set(apps.values())];
+    },
+    async stopProject(projectId) {
+      const ids = [...apps].filter(([, p]) => p === projectId).map(([id]) => id);
+      await Promise.all(
+        ids.map(async (id) => {
+          apps.delete(id);
+          launches.delete(id);
+          lastUsed.delete(id);
+          failures.delete(id);
+          const pending = starting.get(id);
+          // Ends the process, also one the supervisor is still waiting on to listen.
+          await supervisor.stop(id);
+          // A start still writing files out sees it was cancelled and starts nothing.
+          await pending?.catch(() => undefined);
+        }),
+      );
     },
     close() {
       if (timer) clearInterval(timer);

@@ -4,8 +4,9 @@ import { createArtifactReader } from '../edge/artifact-reader.ts';
 import { createRuntimeLauncher } from '../edge/launcher.ts';
 import { createHostResolver } from '../edge/resolve-host.ts';
 import { createRuntimeLogSink } from '../edge/runtime-log.ts';
-import { createRuntimeSupervisor } from '../edge/runtime.ts';
+import { createRuntimeSupervisor, type RuntimeSupervisor } from '../edge/runtime.ts';
 import { createEdgeServer } from '../edge/server.ts';
+import { startInactiveAppStopper } from '../edge/stop-inactive-apps.ts';
 import { startTlsListener, type TlsListener } from '../edge/tls.ts';
 import { findChallenge } from '../certificates/challenge-store.ts';
 import { startRuntimeSampler } from '../monitoring/runtime-sampler.ts';
@@ -19,15 +20,22 @@ export interface EdgeRole {
   port: number;
   /** The HTTPS listener's port, when SLIPWAY_EDGE_TLS_PORT is set. */
   tlsPort?: number;
+  /** The server apps this edge runs (tests and diagnostics read their status). */
+  supervisor: Pick<RuntimeSupervisor, 'status' | 'portOf'>;
   stop(): Promise<void>;
+}
+
+export interface EdgeOptions {
+  /** How often the edge checks that the projects of its running apps are still active (default 1 s). */
+  appCheckIntervalMs?: number;
 }
 
 /**
  * The edge role: serves deployments on SLIPWAY_EDGE_PORT (and custom domains over HTTPS on
  * SLIPWAY_EDGE_TLS_PORT), runs server apps and samples their CPU and memory, records traffic,
- * answers ACME challenges.
+ * answers ACME challenges. Suspending or deleting a project stops its apps here at once.
  */
-export async function startEdge(deps: Deps): Promise<EdgeRole> {
+export async function startEdge(deps: Deps, opts: EdgeOptions = {}): Promise<EdgeRole> {
   const { config } = deps;
   const resolver = createHostResolver(deps);
   const sink = createRuntimeLogSink(deps, {
@@ -59,7 +67,17 @@ export async function startEdge(deps: Deps): Promise<EdgeRole> {
     acmeChallenge: (token) => findChallenge(deps, token),
     onError: (err, req) => deps.log.error({ err, host: req.headers.host, url: req.url }, 'edge error'),
   });
-  const unsubscribe = onRoutingChange(() => resolver.invalidate());
+  const stopper = startInactiveAppStopper(deps, launcher, {
+    ...(opts.appCheckIntervalMs ? { intervalMs: opts.appCheckIntervalMs } : {}),
+    onStopped: (projectId) =>
+      deps.log.info({ projectId }, 'stopped the server apps of a suspended or deleted project'),
+    onError: (err) => deps.log.warn({ err }, 'could not check the projects of running server apps'),
+  });
+  // Resolver first: from here on, requests for the project get its suspended or unknown page.
+  const unsubscribe = onRoutingChange(() => {
+    resolver.invalidate();
+    void stopper.check();
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.edgePort, config.host, () => resolve());
@@ -72,8 +90,10 @@ export async function startEdge(deps: Deps): Promise<EdgeRole> {
     server,
     port,
     ...(tls ? { tlsPort: tls.port } : {}),
+    supervisor,
     async stop() {
       unsubscribe();
+      await stopper.stop();
       await tls?.stop();
       server.closeIdleConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -25,12 +25,17 @@ export function onRoutingChange(listener: () => void): () => void {
 /**
  * Carries routing changes between processes: ours are published, other processes' (and a
  * reconnect, when some may have been missed) reach this process's listeners. Returns the undo.
+ * `listen: false` only publishes: a one-shot command (`slipway project suspend`) tells the
+ * edges without holding a listening connection of its own.
  */
-export function connectRouting(notifier: Notifier): () => void {
+export function connectRouting(notifier: Notifier, opts: { listen?: boolean } = {}): () => void {
   if (!notifier.crossProcess) return () => undefined;
   const publish = () => notifier.publish(ROUTING_CHANNEL, '');
   publishers.add(publish);
-  const unsubscribe = notifier.subscribe(ROUTING_CHANNEL, () => routing.emit('change'));
+  const unsubscribe =
+    opts.listen === false
+      ? () => undefined
+      : notifier.subscribe(ROUTING_CHANNEL, () => routing.emit('change'));
   return () => {
     publishers.delete(publish);
     unsubscribe();

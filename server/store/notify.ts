@@ -16,7 +16,7 @@ export const ROUTING_CHANNEL = 'slipway_routing';
 export interface Notifier {
   /** True when other processes hear what this one publishes (PostgreSQL). */
   crossProcess: boolean;
-  /** Sends after the caller's transaction committed; never throws. */
+  /** Sends after the caller's transaction committed; never throws. close() waits for what is under way. */
   publish(channel: string, payload: string): void;
   /**
    * `payload` is null when notifications may have been missed (the listening connection was
@@ -71,6 +71,8 @@ export function createPostgresNotifier(opts: PostgresNotifierOptions): Notifier 
   let delay = retryMs;
   let timer: NodeJS.Timeout | null = null;
   let everConnected = false;
+  /** NOTIFYs on their way: a command that exits right after publishing must not lose them. */
+  const sending = new Set<Promise<unknown>>();
 
   const scheduleReconnect = () => {
     if (closed || timer) return;
@@ -125,9 +127,11 @@ export function createPostgresNotifier(opts: PostgresNotifierOptions): Notifier 
     crossProcess: true,
     publish(channel, payload) {
       if (closed) return;
-      sql`select pg_notify(${channel}, ${payload})`
+      const sent = sql`select pg_notify(${channel}, ${payload})`
         .execute(opts.db)
-        .catch((err: unknown) => onError(err, 'notify failed'));
+        .catch((err: unknown) => onError(err, 'notify failed'))
+        .finally(() => sending.delete(sent));
+      sending.add(sent);
     },
     subscribe(channel, listener) {
       local.on(channel, listener);
@@ -151,6 +155,7 @@ export function createPostgresNotifier(opts: PostgresNotifierOptions): Notifier 
     },
     async close() {
       closed = true;
+      await Promise.all(sending);
       if (timer) clearTimeout(timer);
       await connecting?.catch(() => undefined);
       const c = client;

@@ -7,6 +7,7 @@ import { loadConfig } from '../../server/config.ts';
 import { findFreePort } from '../../server/edge/free-port.ts';
 import type { Clock } from '../../server/lib/clock.ts';
 import { requestWithHost } from '../../server/lib/http-get.ts';
+import type { EdgeOptions } from '../../server/roles/edge.ts';
 import { serve, type Role, type Running } from '../../server/serve.ts';
 import type { LookupAll } from '../../server/webhooks/ssrf.ts';
 import { createToken, findOrCreateUser } from '../../server/services/users.ts';
@@ -41,6 +42,7 @@ export async function startStack(
     dataDir?: string;
     /** How builds resolve repository hosts (a fake DNS); default the system's. */
     lookup?: LookupAll;
+    edge?: EdgeOptions;
   } = {},
 ): Promise<Stack> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'slipway-stack-'));
@@ -64,9 +66,11 @@ export async function startStack(
     banner: false,
     ...(opts.clock ? { clock: opts.clock } : {}),
     ...(opts.lookup ? { lookup: opts.lookup } : {}),
+    ...(opts.edge ? { edge: opts.edge } : {}),
   });
   const edgePort = config.edgePort;
-  const apiUrl = running.apiUrl!.replace('localhost', '127.0.0.1');
+  // Empty when the stack runs no API (an edge-only process of a multi-process test).
+  const apiUrl = running.apiUrl?.replace('localhost', '127.0.0.1') ?? '';
   const edgeUrl = `http://127.0.0.1:${edgePort}`;
   return {
     running,

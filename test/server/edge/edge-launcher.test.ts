@@ -9,6 +9,8 @@ import { createRuntimeSupervisor, type RuntimeSupervisor } from '../../../server
 import { createEdgeServer } from '../../../server/edge/server.ts';
 import { createTestApp, type TestApp } from '../../helpers/app.ts';
 import { edgeRequest, insertDeployment, insertProject, listen, storeSite } from '../../helpers/edge.ts';
+import { isGone } from '../../helpers/process.ts';
+import { waitFor } from '../../helpers/wait-for.ts';
 
 /** A Node server app as the builder stores one: the whole checkout, started by a shell command. */
 const APP = `
@@ -27,6 +29,13 @@ const isAlive = (pid: number) => {
     return false;
   }
 };
+
+/** Resolves when `release()` is called: holds a start at a chosen step. */
+function gate(): { wait: Promise<void>; release(): void } {
+  let release!: () => void;
+  const wait = new Promise<void>((r) => (release = r));
+  return { wait, release };
+}
 
 describe('edge: starting server apps on demand', () => {
   let t: TestApp;
@@ -147,5 +156,104 @@ describe('edge: starting server apps on demand', () => {
     expect(lines.filter((l) => l.id === d.id && l.line.startsWith('[slipway] starting'))).toHaveLength(1);
     expect(lines).toContainEqual({ id: d.id, line: 'DATABASE_URL is not set' });
     expect(existsSync(join(runtimesDir, artifactId))).toBe(true);
+  });
+});
+
+describe('edge: stopping the apps of one project', () => {
+  let t: TestApp;
+  let supervisor: RuntimeSupervisor;
+  let launcher: RuntimeLauncher;
+  let artifactId: string;
+  const gates = new Map<string, Promise<void>>();
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    const root = t.deps.config.artifactsDir;
+    artifactId = await storeSite(root, {
+      'server.mjs': APP,
+      // Listens after a second: stopProject() meets it while the supervisor waits for the port.
+      'slow.mjs': `setTimeout(() => import('./server.mjs'), 1000);`,
+    });
+    supervisor = createRuntimeSupervisor({
+      sandbox: t.deps.sandbox,
+      log: () => undefined,
+      startTimeoutMs: 10_000,
+    });
+    launcher = createRuntimeLauncher({
+      supervisor,
+      artifacts: createArtifactReader(root),
+      runtimesDir: join(t.dataDir, 'runtimes'),
+      // A start waits here, after writing the files out and before running anything, when told to.
+      env: async (target) => {
+        await gates.get(target.deploymentId);
+        return {};
+      },
+      idleStopMs: 0,
+      retryAfterMs: 60_000,
+    });
+  });
+  afterAll(async () => {
+    launcher.close();
+    await supervisor.stopAll();
+    await t.close();
+  });
+
+  let n = 0;
+  const target = (projectId: string, file = 'server.mjs'): Target => ({
+    projectId,
+    deploymentId: `dpl_stop${++n}`,
+    artifactId,
+    kind: 'node',
+    spa: false,
+    startCommand: `node ${file}`,
+    environment: 'production',
+  });
+  const pidOf = (t: Target) => supervisor.status(t.deploymentId)!.pid!;
+
+  it("stops every app of the project, also one still starting, and leaves other projects' apps running", async () => {
+    const [a1, a2, b1] = [target('prj_a'), target('prj_a'), target('prj_b')];
+    for (const x of [a1, a2, b1]) await launcher.ensure(x);
+    const slow = target('prj_a', 'slow.mjs');
+    const starting = launcher.ensure(slow);
+    const slowPid = await waitFor(
+      'the slow app to be spawned',
+      () => supervisor.status(slow.deploymentId)?.pid,
+    );
+    const pids = { a1: pidOf(a1), a2: pidOf(a2), b1: pidOf(b1) };
+    expect(launcher.projects().sort()).toEqual(['prj_a', 'prj_b']);
+
+    await launcher.stopProject('prj_a');
+    await expect(starting).rejects.toThrow(/did not start: it was stopped/);
+    for (const pid of [pids.a1, pids.a2, slowPid]) expect(isGone(pid)).toBe(true);
+    for (const x of [a1, a2, slow]) expect(supervisor.status(x.deploymentId)).toBeUndefined();
+    expect(isAlive(pids.b1)).toBe(true);
+    expect(launcher.projects()).toEqual(['prj_b']);
+
+    // A stop is not a failed start: the next request starts the app, not a 60 s refusal.
+    expect(await launcher.ensure(slow)).toBe(supervisor.portOf(slow.deploymentId));
+    expect(isAlive(pidOf(slow))).toBe(true);
+    await launcher.stopProject('prj_b');
+    expect(isGone(pids.b1)).toBe(true);
+    expect(launcher.projects()).toEqual(['prj_a']);
+  });
+
+  it('a start still writing files out when its project stops runs nothing', async () => {
+    const held = target('prj_c');
+    const g = gate();
+    gates.set(held.deploymentId, g.wait);
+    const starting = launcher.ensure(held);
+    await waitFor('the start to reach the gate', () => launcher.projects().includes('prj_c'));
+    const stopping = launcher.stopProject('prj_c');
+    g.release();
+    await stopping;
+    await expect(starting).rejects.toThrow(
+      /was stopped while it started: its project was suspended or deleted/,
+    );
+    expect(supervisor.status(held.deploymentId)).toBeUndefined();
+    expect(launcher.projects()).toEqual(['prj_a']);
+
+    gates.delete(held.deploymentId);
+    await launcher.ensure(held);
+    expect(isAlive(pidOf(held))).toBe(true);
   });
 });
