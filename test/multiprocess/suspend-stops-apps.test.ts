@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -42,6 +42,8 @@ describe.skipIf(!url)(
     beforeAll(async () => {
       database = await createTestDatabase();
       root = mkdtempSync(join(tmpdir(), 'slipway-suspend-'));
+      // The sandbox's user passes through it to each process's data directory and workspaces.
+      chmodSync(root, 0o711);
       const edgePort = await findFreePort();
       baseEnv = {
         DATABASE_URL: database.url,
