@@ -5,7 +5,7 @@ import { isAccepting } from '../edge/free-port.ts';
 import { describeBytes } from '../builder/format.ts';
 import type { LookupAll } from '../webhooks/ssrf.ts';
 import { findTools, trySandbox } from './detect.ts';
-import { buildNetworkPolicy, nftRuleset, type NetworkPolicy } from './network-policy.ts';
+import { buildNetworkPolicy, nftRuleset, parseRange, type NetworkPolicy } from './network-policy.ts';
 import { commandName, descendants, listensOn } from './processes.ts';
 import {
   INSIDE_UID,
@@ -167,6 +167,15 @@ export async function createSandbox(config: SandboxConfig, opts: CreateSandboxOp
       'set SLIPWAY_SANDBOX=off only if one trusted user deploys here.';
   }
 
+  // Host names of the allow list follow their DNS: looked up again every five minutes.
+  if (config.allow.some((entry) => parseRange(entry) === null)) {
+    setInterval(() => {
+      buildNetworkPolicy(config.allow, { lookup: opts.lookup }).then(
+        (next) => (policy = next),
+        () => undefined,
+      );
+    }, 5 * 60_000).unref();
+  }
   const network = () =>
     config.allow.length
       ? `public internet, plus ${config.allow.join(', ')} (SLIPWAY_SANDBOX_ALLOW)`
