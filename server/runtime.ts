@@ -1,4 +1,3 @@
-import { join } from 'node:path';
 import pino, { type Logger } from 'pino';
 import { ensureDataDir, type Config } from './config.ts';
 import { createJobQueue } from './jobs/queue.ts';
@@ -9,14 +8,11 @@ import type { Deps } from './services/deps.ts';
 import { createTokenCache } from './services/token-cache.ts';
 import { createUrls } from './services/urls.ts';
 import { openStore } from './store/db.ts';
-import { createSandbox, type Sandbox } from './sandbox/index.ts';
-import { systemLookup } from './webhooks/ssrf.ts';
 
 export interface RuntimeOptions {
   clock?: Clock;
   log?: Logger;
   dns?: Dns;
-  sandbox?: Sandbox;
 }
 
 /** Opens the database (migrating it), loads the key and wires the shared services. */
@@ -31,16 +27,6 @@ export async function createDeps(config: Config, opts: RuntimeOptions = {}): Pro
     onError: (err, what) => log.warn({ err }, what),
   });
   await store.migrate();
-  const sandbox =
-    opts.sandbox ??
-    (await createSandbox(config.sandbox, {
-      dataDir: config.dataDir,
-      workspacesDir: config.workspacesDir,
-      searchable: [join(config.dataDir, 'runtimes')],
-      lookup: systemLookup,
-    }));
-  if (sandbox.unavailable) log.error(sandbox.unavailable);
-  else if (sandbox.mode === 'off') log.warn(sandbox.banner().join(' '));
   const cipher = createCipher(loadEncryptionKey(config.encryptionKey, config.dataDir, (m) => log.warn(m)));
   return {
     store,
@@ -53,6 +39,5 @@ export async function createDeps(config: Config, opts: RuntimeOptions = {}): Pro
     urls: createUrls(config),
     dns: opts.dns ?? createDns(config.dnsServers),
     tokens: createTokenCache(store.notifier, config.tokenCacheTtlMs),
-    sandbox,
   };
 }

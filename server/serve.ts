@@ -9,6 +9,7 @@ import { botConfigured, startBotRole } from './roles/bot.ts';
 import { startEdge, type EdgeOptions, type EdgeRole } from './roles/edge.ts';
 import { startWorkerRole } from './roles/worker.ts';
 import { createDeps } from './runtime.ts';
+import { createServiceSandbox, type Sandbox } from './sandbox/index.ts';
 import type { Deps } from './services/deps.ts';
 import { connectRouting } from './services/routing-signal.ts';
 import type { LookupAll } from './webhooks/ssrf.ts';
@@ -70,8 +71,12 @@ export async function serve(config: Config, roles: Role[], opts: ServeOptions = 
     },
   };
 
+  // Made once, and only by a process that runs tenant code (a worker or an edge).
+  let made: Promise<Sandbox> | undefined;
+  const sandbox = () => (made ??= createServiceSandbox(config, deps.log));
+
   if (roles.includes('edge')) {
-    const edge = await startEdge(deps, opts.edge);
+    const edge = await startEdge(deps, await sandbox(), opts.edge);
     running.edge = edge;
     running.edgeUrl = `http://localhost:${edge.port}`;
     stops.push(() => edge.stop());
@@ -80,7 +85,7 @@ export async function serve(config: Config, roles: Role[], opts: ServeOptions = 
     await Promise.race([deps.store.notifier.ready(), new Promise((r) => setTimeout(r, 5000).unref())]);
   }
   if (roles.includes('worker')) {
-    const worker = await startWorkerRole(deps, opts.jobs, { lookup: opts.lookup });
+    const worker = await startWorkerRole(deps, await sandbox(), opts.jobs, { lookup: opts.lookup });
     stops.push(() => worker.stop());
   }
   if (roles.includes('api')) {

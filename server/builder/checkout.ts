@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Sandbox } from '../sandbox/index.ts';
 import { SANDBOX_GITCONFIG } from '../sandbox/spawn.ts';
 import { BuildCancelledError, BuildError, BuildTimeoutError } from './build-error.ts';
+import { parseRepositoryUrl } from './repository-url.ts';
 import { runCommand } from './run-command.ts';
 
 export interface CheckoutOptions {
@@ -45,17 +45,13 @@ function urlSecrets(url: string): string[] {
   return m[1].split(':').filter((part) => part.length > 0);
 }
 
-/** The directory of a local repository (a `file://` URL or a path), or null for a remote one. */
+/**
+ * The directory of a local repository, as git reads the URL (repository-url.ts), or null for a
+ * remote one.
+ */
 export function localRepositoryPath(url: string): string | null {
-  if (/^file:\/\//i.test(url)) {
-    try {
-      return fileURLToPath(url);
-    } catch {
-      return null;
-    }
-  }
-  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(url) || /^[\w.-]+@[\w.-]+:/.test(url)) return null;
-  return isAbsolute(url) ? url : resolve(url);
+  const location = parseRepositoryUrl(normalizeRepository(url));
+  return location.kind === 'local' ? location.path : null;
 }
 
 /** A plain local path is made absolute: git runs inside the workspace, not the server's cwd. */

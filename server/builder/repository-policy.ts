@@ -98,18 +98,13 @@ function asIPv4(address: string): string | null {
 }
 
 /**
- * isReachable, for the address a connection really goes to. An IPv4-mapped address connects
- * over IPv4, so it is checked as that IPv4 address. IPv4 addresses are checked against the
- * IPv4 ranges only: node's BlockList also matches them against IPv6 ranges in their mapped
- * form, and the policy's `::ffff:0:0/96` (there for IPv6 sockets) would then refuse them all.
+ * isReachable, for the address a connection really goes to: an IPv4-mapped address connects over
+ * IPv4, so it is checked as that IPv4 address (and an operator's IPv4 allowance covers it).
  */
 function reachable(policy: NetworkPolicy, address: string): boolean {
   // A scope (`fe80::1%eth0`, from /etc/hosts) names an interface, not another address.
   const bare = address.split('%')[0]!;
-  const v4 = asIPv4(bare);
-  if (v4 === null) return isReachable(policy, bare);
-  const only4 = (ranges: NetworkPolicy['denied']) => ranges.filter((r) => r.family === 4);
-  return isReachable({ ...policy, denied: only4(policy.denied), allowed: only4(policy.allowed) }, v4);
+  return isReachable(policy, asIPv4(bare) ?? bare);
 }
 
 async function addressesRefusal(

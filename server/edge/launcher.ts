@@ -48,13 +48,12 @@ export function createRuntimeLauncher(opts: RuntimeLauncherOptions): RuntimeLaun
   const failures = new Map<string, { at: number; error: Error }>();
   /** Starts under way: concurrent first requests wait for the one start, not proxy to a port not yet open. */
   const starting = new Map<string, Promise<number>>();
-  /** The project of every app started or starting, by deployment. */
-  const apps = new Map<string, string>();
   /**
-   * The current start of each app. stopProject() removes it, so a start that was writing files out
-   * at that moment does not go on to run a suspended project's app.
+   * Every app started or starting, by deployment: its project, and which start is current.
+   * stopProject() removes it, so a start that was writing files out at that moment does not go on
+   * to run a suspended project's app.
    */
-  const launches = new Map<string, symbol>();
+  const apps = new Map<string, { projectId: string; launch: symbol }>();
 
   const cancelled = (id: string) =>
     new Error(
@@ -67,7 +66,7 @@ export function createRuntimeLauncher(opts: RuntimeLauncherOptions): RuntimeLaun
     if (!target.artifactId) throw new Error(`deployment ${id} has no artifact`);
     const dir = await materializer.dirFor(target.artifactId);
     const env = await opts.env(target);
-    if (launches.get(id) !== launchId) throw cancelled(id);
+    if (apps.get(id)?.launch !== launchId) throw cancelled(id);
     // A shell runs it: start commands are written as shell lines (`npm start`, `node dist/server.js`).
     const { port } = await supervisor.start(id, {
       dir,
@@ -86,7 +85,6 @@ export function createRuntimeLauncher(opts: RuntimeLauncherOptions): RuntimeLaun
               if (t - at < idleStopMs) continue;
               lastUsed.delete(id);
               apps.delete(id);
-              launches.delete(id);
               void supervisor.stop(id);
             }
           },
@@ -108,8 +106,7 @@ export function createRuntimeLauncher(opts: RuntimeLauncherOptions): RuntimeLaun
       const failed = failures.get(id);
       if (failed && now() - failed.at < retryAfterMs) throw failed.error;
       const launchId = Symbol(id);
-      launches.set(id, launchId);
-      apps.set(id, target.projectId);
+      apps.set(id, { projectId: target.projectId, launch: launchId });
       const start = launch(target, launchId).then(
         (port) => {
           failures.delete(id);
@@ -119,8 +116,7 @@ export function createRuntimeLauncher(opts: RuntimeLauncherOptions): RuntimeLaun
         (err: unknown) => {
           // A start that stopProject() cut short is no failure to remember: a resumed project's
           // next request must start the app, not be refused for ten seconds.
-          if (launches.get(id) === launchId) {
-            launches.delete(id);
+          if (apps.get(id)?.launch === launchId) {
             apps.delete(id);
             failures.set(id, { at: now(), error: err instanceof Error ? err : new Error(String(err)) });
           }
@@ -138,14 +134,13 @@ export function createRuntimeLauncher(opts: RuntimeLauncherOptions): RuntimeLaun
       if (lastUsed.has(deploymentId)) lastUsed.set(deploymentId, now());
     },
     projects() {
-      return [...new Set(apps.values())];
+      return [...new Set([...apps.values()].map((a) => a.projectId))];
     },
     async stopProject(projectId) {
-      const ids = [...apps].filter(([, p]) => p === projectId).map(([id]) => id);
+      const ids = [...apps].filter(([, a]) => a.projectId === projectId).map(([id]) => id);
       await Promise.all(
         ids.map(async (id) => {
           apps.delete(id);
-          launches.delete(id);
           lastUsed.delete(id);
           failures.delete(id);
           const pending = starting.get(id);

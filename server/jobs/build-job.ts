@@ -15,6 +15,7 @@ import {
   markLive,
 } from '../services/deployments/deployment-state.ts';
 import { BUILD_JOB } from '../services/deployments/queue-deployment.ts';
+import type { Sandbox } from '../sandbox/index.ts';
 import type { Deps } from '../services/deps.ts';
 import { resolveBuildEnv } from '../services/env/resolve-build-env.ts';
 import type { DeploymentsTable } from '../store/schema.ts';
@@ -30,6 +31,8 @@ export interface BuildJobOptions {
   onLive?(deploymentId: string): void;
   /** Resolves repository hosts before the checkout; default `dns.lookup(host, { all: true })`. */
   lookup?: LookupAll;
+  /** Where the checkout, install and build run. */
+  sandbox: Sandbox;
 }
 
 type DeploymentRow = Selectable<DeploymentsTable>;
@@ -184,7 +187,7 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
         maxOutputFiles: deps.config.maxOutputFiles,
         log: (type, line) => logs.push(type, line),
         signal,
-        sandbox: deps.sandbox,
+        sandbox: opts.sandbox,
       }).finally(() => rm(workspaceRoot, { recursive: true, force: true }));
       artifactId = result.artifactId;
       runtime = {

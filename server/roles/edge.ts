@@ -11,6 +11,7 @@ import { startTlsListener, type TlsListener } from '../edge/tls.ts';
 import { findChallenge } from '../certificates/challenge-store.ts';
 import { startRuntimeSampler } from '../monitoring/runtime-sampler.ts';
 import { createRequestRecorder } from '../monitoring/request-recorder.ts';
+import type { Sandbox } from '../sandbox/index.ts';
 import type { Deps } from '../services/deps.ts';
 import { resolveBuildEnv } from '../services/env/resolve-build-env.ts';
 import { onRoutingChange } from '../services/routing-signal.ts';
@@ -35,7 +36,7 @@ export interface EdgeOptions {
  * SLIPWAY_EDGE_TLS_PORT), runs server apps and samples their CPU and memory, records traffic,
  * answers ACME challenges. Suspending or deleting a project stops its apps here at once.
  */
-export async function startEdge(deps: Deps, opts: EdgeOptions = {}): Promise<EdgeRole> {
+export async function startEdge(deps: Deps, sandbox: Sandbox, opts: EdgeOptions = {}): Promise<EdgeRole> {
   const { config } = deps;
   const resolver = createHostResolver(deps);
   const sink = createRuntimeLogSink(deps, {
@@ -46,7 +47,7 @@ export async function startEdge(deps: Deps, opts: EdgeOptions = {}): Promise<Edg
     deps,
     createRuntimeSupervisor({
       log: (id, line, stream) => sink.log(id, line, stream),
-      sandbox: deps.sandbox,
+      sandbox,
     }),
     { intervalMs: config.runtimeSampleIntervalMs },
   );

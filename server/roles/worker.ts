@@ -2,6 +2,7 @@ import { createArtifactStore } from '../builder/artifacts.ts';
 import { createBuildJob } from '../jobs/build-job.ts';
 import { probeDeployment } from '../jobs/probe-deployment.ts';
 import { startWorker, type JobHandler } from '../jobs/worker.ts';
+import type { Sandbox } from '../sandbox/index.ts';
 import type { Deps } from '../services/deps.ts';
 import { signalRoutingChange } from '../services/routing-signal.ts';
 import { startDeliveryWorker } from '../webhooks/delivery-worker.ts';
@@ -18,6 +19,7 @@ export interface WorkerRole {
 /** The worker role: builds deployments (and, as they land, the other background jobs). */
 export async function startWorkerRole(
   deps: Deps,
+  sandbox: Sandbox,
   extra: JobHandler[] = [],
   opts: { lookup?: LookupAll } = {},
 ): Promise<WorkerRole> {
@@ -36,6 +38,7 @@ export async function startWorkerRole(
     },
     onLive: () => signalRoutingChange(),
     lookup: opts.lookup,
+    sandbox,
   });
   // Health probes and alert rules every SLIPWAY_HEALTH_INTERVAL, certificate renewal daily:
   // once per interval across all workers, whichever claims the run.

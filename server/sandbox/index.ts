@@ -1,9 +1,9 @@
 import { chmod, chown, mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { SandboxConfig } from '../config.ts';
+import type { Config, SandboxConfig } from '../config.ts';
 import { isAccepting } from '../edge/free-port.ts';
 import { describeBytes } from '../builder/format.ts';
-import type { LookupAll } from '../webhooks/ssrf.ts';
+import { systemLookup, type LookupAll } from '../webhooks/ssrf.ts';
 import { findTools, trySandbox } from './detect.ts';
 import { buildNetworkPolicy, nftRuleset, parseRange, type NetworkPolicy } from './network-policy.ts';
 import { commandName, descendants, listensOn } from './processes.ts';
@@ -110,9 +110,9 @@ export async function createSandbox(config: SandboxConfig, opts: CreateSandboxOp
 
   const isRoot = opts.isRoot ?? process.getuid?.() === 0;
   const found = opts.tools ?? findTools();
-  let policy: NetworkPolicy = await buildNetworkPolicy(config.allow, { lookup: opts.lookup });
   const etcDir = join(opts.dataDir, 'sandbox', 'etc');
-  const settings = (): SpawnSettings => ({
+  // Made once per policy, not per command: only the allow list's DNS changes it.
+  const settingsFor = (policy: NetworkPolicy): SpawnSettings => ({
     tools: 'tools' in found ? found.tools : (undefined as never),
     limits,
     rules: nftRuleset(policy),
@@ -120,6 +120,10 @@ export async function createSandbox(config: SandboxConfig, opts: CreateSandboxOp
     etcDir,
     ...(isRoot ? { user: config.user } : {}),
   });
+  let settings = settingsFor(await buildNetworkPolicy(config.allow, { lookup: opts.lookup }));
+  const refresh = async () => {
+    settings = settingsFor(await buildNetworkPolicy(config.allow, { lookup: opts.lookup }));
+  };
 
   let unavailable: string | null = null;
   if ('missing' in found) {
@@ -156,7 +160,7 @@ export async function createSandbox(config: SandboxConfig, opts: CreateSandboxOp
     const failure = blocked
       ? `the sandbox's user (${config.user.uid}) cannot pass through ${blocked} to the data directory: ` +
         `make it searchable (chmod o+x ${blocked}) or move SLIPWAY_DATA_DIR`
-      : await trySandbox(settings(), probe);
+      : await trySandbox(settings, probe);
     await rm(probe, { recursive: true, force: true });
     if (failure) unavailable = blocked ? failure : `a test sandbox failed: ${failure}`;
   }
@@ -169,12 +173,7 @@ export async function createSandbox(config: SandboxConfig, opts: CreateSandboxOp
 
   // Host names of the allow list follow their DNS: looked up again every five minutes.
   if (config.allow.some((entry) => parseRange(entry) === null)) {
-    setInterval(() => {
-      buildNetworkPolicy(config.allow, { lookup: opts.lookup }).then(
-        (next) => (policy = next),
-        () => undefined,
-      );
-    }, 5 * 60_000).unref();
+    setInterval(() => void refresh().catch(() => undefined), 5 * 60_000).unref();
   }
   const network = () =>
     config.allow.length
@@ -190,7 +189,7 @@ export async function createSandbox(config: SandboxConfig, opts: CreateSandboxOp
     ],
     plan(req) {
       if (unavailable) throw new SandboxUnavailableError(unavailable);
-      return planSpawn(settings(), req);
+      return planSpawn(settings, req);
     },
     async prepare(dirs) {
       if (!isRoot) return;
@@ -212,8 +211,25 @@ export async function createSandbox(config: SandboxConfig, opts: CreateSandboxOp
       const inside = descendants(pid).find((p) => commandName(p) !== null);
       return inside !== undefined && listensOn(inside, port);
     },
-    async refresh() {
-      policy = await buildNetworkPolicy(config.allow, { lookup: opts.lookup });
-    },
+    refresh,
   };
+}
+
+/**
+ * The sandbox of a worker or edge process, for its data directory, saying at start-up when it
+ * cannot run or is turned off. Processes that run no tenant code (the API, the CLI) make none.
+ */
+export async function createServiceSandbox(
+  config: Config,
+  log?: { error(msg: string): void; warn(msg: string): void },
+): Promise<Sandbox> {
+  const sandbox = await createSandbox(config.sandbox, {
+    dataDir: config.dataDir,
+    workspacesDir: config.workspacesDir,
+    searchable: [join(config.dataDir, 'runtimes')],
+    lookup: systemLookup,
+  });
+  if (sandbox.unavailable) log?.error(sandbox.unavailable);
+  else if (sandbox.mode === 'off') log?.warn(sandbox.banner().join(' '));
+  return sandbox;
 }

@@ -9,7 +9,6 @@ import type { Store } from '../store/db.ts';
 import type { Database } from '../store/schema.ts';
 import type { JobQueue } from '../jobs/queue.ts';
 import type { Urls } from './urls.ts';
-import type { Sandbox } from '../sandbox/index.ts';
 
 /** Everything a service needs from the outside world, injected. */
 export interface Deps {
@@ -24,8 +23,6 @@ export interface Deps {
   dns: Dns;
   /** Recent token lookups, dropped on revocation. */
   tokens: TokenCache;
-  /** Where tenant code runs: builds and server apps. */
-  sandbox: Sandbox;
 }
 
 /** Who is calling: resolved from the bearer token. */

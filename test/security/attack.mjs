@@ -13,10 +13,10 @@ const outcome = (fn) => {
   }
 };
 
-/** 'connected', or how the connection failed. */
+/** 'connected', or how the connection failed: to host:port, or to a unix socket's path. */
 const dial = (host, port) =>
   new Promise((resolve) => {
-    const socket = connect({ host, port });
+    const socket = connect(port === undefined ? { path: host } : { host, port });
     const done = (result) => {
       socket.destroy();
       resolve(result);
@@ -68,6 +68,10 @@ export async function attack(t) {
     gateway: await Promise.all(t.gateways.map((g) => dial(g, t.apiPort))),
     hostAddresses: await Promise.all(t.hostAddresses.map((a) => dial(a, t.apiPort))),
     metadata: await dial('169.254.169.254', 80),
+    // Unix sockets the service's side listens on: abstract ones belong to the network namespace,
+    // ones with a path to the file system.
+    abstractSocket: await dial(`\0${t.abstractSocket}`),
+    unixSocket: await dial(t.unixSocket),
     privateRange: await dial('10.255.255.53', 53).then(async (dns) => ({
       dns,
       other: await dial('10.255.255.53', 80),

@@ -1,4 +1,5 @@
 import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { connect, createServer, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostAddresses } from '../../server/sandbox/network-policy.ts';
@@ -34,6 +35,8 @@ interface Results {
   gateway: string[];
   hostAddresses: string[];
   metadata: string;
+  abstractSocket: string;
+  unixSocket: string;
   privateRange: { dns: string; other: string };
   workspaces: string[] | string;
   artifacts: boolean;
@@ -47,6 +50,8 @@ describe.skipIf(!available)('tenant code is contained', () => {
   const marker = `slipway-escape-${process.pid}-${Date.now()}`;
   const outsideFile = `/tmp/${marker}-outside`;
   let targets: Record<string, unknown>;
+  // Listeners on the host that tenant code must not reach: an abstract and a path unix socket.
+  const sockets: Server[] = [];
 
   beforeAll(async () => {
     s = await startStack({
@@ -73,10 +78,18 @@ describe.skipIf(!available)('tenant code is contained', () => {
       edgePort: s.edgePort,
       gateways: own.filter((a) => a.address.endsWith('.1')).map((a) => a.address),
       hostAddresses: own.map((a) => a.address),
+      abstractSocket: `${marker}-abstract`,
+      unixSocket: `/tmp/${marker}.sock`,
     };
+    for (const path of [`\0${marker}-abstract`, `/tmp/${marker}.sock`]) {
+      const server = createServer((c) => c.end('reached'));
+      await new Promise<void>((resolve) => server.listen(path, resolve));
+      sockets.push(server);
+    }
   }, 60_000);
   afterAll(async () => {
     await s?.stop();
+    await Promise.all(sockets.map((server) => new Promise((r) => server.close(r))));
     repos.forEach((r) => r.remove());
     rmSync(outsideFile, { force: true });
   });
@@ -164,6 +177,19 @@ describe.skipIf(!available)('tenant code is contained', () => {
     });
     it("cannot reach the host through the gateway or the host's own addresses", () => {
       for (const r of [...results.gateway, ...results.hostAddresses]) expect(r).toBe('ECONNREFUSED');
+    });
+    it("cannot reach the service's unix sockets, abstract or in the file system", async () => {
+      expect(results.abstractSocket).toBe('ECONNREFUSED');
+      expect(results.unixSocket).toBe('ENOENT');
+      // The same sockets answer on the host: the refusal is the sandbox's, not a wrong name.
+      for (const path of [`\0${targets.abstractSocket as string}`, targets.unixSocket as string]) {
+        const answer = await new Promise<string>((resolve, reject) =>
+          connect({ path })
+            .on('data', (d) => resolve(d.toString()))
+            .on('error', reject),
+        );
+        expect(answer).toBe('reached');
+      }
     });
     it('cannot reach the metadata address or private ranges, but DNS works', () => {
       expect(results.metadata).toBe('ECONNREFUSED');

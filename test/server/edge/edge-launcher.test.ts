@@ -11,6 +11,7 @@ import { createTestApp, type TestApp } from '../../helpers/app.ts';
 import { edgeRequest, insertDeployment, insertProject, listen, storeSite } from '../../helpers/edge.ts';
 import { isGone } from '../../helpers/process.ts';
 import { waitFor } from '../../helpers/wait-for.ts';
+import { createServiceSandbox } from '../../../server/sandbox/index.ts';
 
 /** A Node server app as the builder stores one: the whole checkout, started by a shell command. */
 const APP = `
@@ -64,7 +65,7 @@ describe('edge: starting server apps on demand', () => {
       'lib/data.json': '{"ok":true}',
     });
     supervisor = createRuntimeSupervisor({
-      sandbox: t.deps.sandbox,
+      sandbox: await createServiceSandbox(t.deps.config),
       log: (id, line) => lines.push({ id, line }),
       startTimeoutMs: 5000,
     });
@@ -175,7 +176,7 @@ describe('edge: stopping the apps of one project', () => {
       'slow.mjs': `setTimeout(() => import('./server.mjs'), 1000);`,
     });
     supervisor = createRuntimeSupervisor({
-      sandbox: t.deps.sandbox,
+      sandbox: await createServiceSandbox(t.deps.config),
       log: () => undefined,
       startTimeoutMs: 10_000,
     });

@@ -11,6 +11,7 @@ import { createEdgeServer } from '../../../server/edge/server.ts';
 import { createTestApp, type TestApp } from '../../helpers/app.ts';
 import { ManualClock } from '../../helpers/clock.ts';
 import { edgeRequest, insertDeployment, insertProject, listen } from '../../helpers/edge.ts';
+import { createServiceSandbox } from '../../../server/sandbox/index.ts';
 
 /** A tiny Node server app, as a user would deploy one: it listens on process.env.PORT. */
 const APP = `
@@ -65,7 +66,7 @@ describe('edge: server apps', () => {
     writeFileSync(join(dir, 'never-listens.mjs'), 'setInterval(() => {}, 1000);');
     writeFileSync(join(dir, 'exits.mjs'), 'console.error("missing config"); process.exit(3);');
     supervisor = createRuntimeSupervisor({
-      sandbox: t.deps.sandbox,
+      sandbox: await createServiceSandbox(t.deps.config),
       log: (id, line, stream) => lines.push({ id, line, stream }),
       backoff: { initialMs: 100, maxMs: 400 },
       startTimeoutMs: 5000,
@@ -201,7 +202,7 @@ describe('edge: server apps', () => {
     expect(supervisor.status('dpl_exits')).toBeUndefined();
 
     const slow = createRuntimeSupervisor({
-      sandbox: t.deps.sandbox,
+      sandbox: await createServiceSandbox(t.deps.config),
       log: (id, line, stream) => lines.push({ id, line, stream }),
       startTimeoutMs: 300,
     });
