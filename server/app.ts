@@ -3,7 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { ApiError } from '../api/errors.ts';
 import { sendError } from './http/errors.ts';
 import { API_VERSION } from './http/openapi.ts';
-import { lazyRequestLogger } from './http/request-logger.ts';
+import { lazyRequestLogger, requestSerializer } from './http/request-logger.ts';
 import { registerRoutes } from './http/route.ts';
 import { allRoutes } from './routes/index.ts';
 import type { Deps } from './services/deps.ts';
@@ -13,7 +13,10 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** The HTTP API: no listen here, so tests drive it with inject() or listen themselves. */
 export function buildApp(deps: Deps): FastifyInstance {
   const app: FastifyInstance = Fastify({
-    loggerInstance: deps.log.child({ role: 'api' }) as unknown as FastifyBaseLogger,
+    loggerInstance: deps.log.child(
+      { role: 'api' },
+      { serializers: { req: requestSerializer } },
+    ) as unknown as FastifyBaseLogger,
     bodyLimit: 1024 * 1024,
     genReqId: (req) => {
       const given = req.headers['x-request-id'];

@@ -159,6 +159,12 @@ const EnvSchema = z.object({
   SLIPWAY_ENCRYPTION_KEY: z.string().optional(),
   SLIPWAY_PAYMENT_SECRET: z.string().optional(),
   SLIPWAY_ENTERPRISE_RATE_LIMIT: positiveInt('SLIPWAY_ENTERPRISE_RATE_LIMIT', 10_000),
+  SLIPWAY_PLAN_CHANGES: z
+    .enum(['members', 'operator'], {
+      error: (i) =>
+        `SLIPWAY_PLAN_CHANGES must be "members" (the default: admins choose their organization's plan) or "operator" (only \`slipway org plan\` sets it), got "${String(i.input)}"`,
+    })
+    .default('members'),
   SLIPWAY_BUILD_TIMEOUT: duration('SLIPWAY_BUILD_TIMEOUT', '15m'),
   SLIPWAY_BUILD_CONCURRENCY: positiveInt('SLIPWAY_BUILD_CONCURRENCY', 2),
   SLIPWAY_MAX_OUTPUT_SIZE: z
@@ -273,6 +279,8 @@ function toConfig(env: z.infer<typeof EnvSchema>) {
     encryptionKey: env.SLIPWAY_ENCRYPTION_KEY,
     paymentSecret: env.SLIPWAY_PAYMENT_SECRET,
     enterpriseRateLimit: env.SLIPWAY_ENTERPRISE_RATE_LIMIT,
+    /** Who sets an organization's plan: its admins through the API, or only the operator's CLI. */
+    planChanges: env.SLIPWAY_PLAN_CHANGES,
     buildTimeoutMs: env.SLIPWAY_BUILD_TIMEOUT,
     buildConcurrency: env.SLIPWAY_BUILD_CONCURRENCY,
     maxOutputBytes: env.SLIPWAY_MAX_OUTPUT_SIZE,

@@ -5,6 +5,8 @@ import { defaultRoles, serve, ROLES, type Role } from './serve.ts';
 import { createDeps } from './runtime.ts';
 import { createToken, findOrCreateUser } from './services/users.ts';
 import { setProjectStatus } from './services/projects.ts';
+import { setOrganizationPlan } from './services/organizations/set-plan.ts';
+import { Plan } from '../api/schemas/organizations.ts';
 import { connectRouting } from './services/routing-signal.ts';
 import { addCredits } from './payments/credits.ts';
 import { formatCents, MAX_TOPUP_CENTS, parseAmount } from './payments/money.ts';
@@ -18,6 +20,8 @@ const USAGE = `Usage: slipway <command>
   project suspend|resume <id-or-name>     stop or resume deploying and serving a project
                                           (suspending stops its running server apps at once)
   credits add --org NAME --amount 25.00   top up an organization's prepaid balance (paid API)
+  org plan <id-or-name> free|pro|enterprise
+                                          set an organization's plan (its members' rate limit)
 
 Configuration comes from the environment; see README.md.`;
 
@@ -75,6 +79,21 @@ export async function main(argv: string[]): Promise<number> {
           process.stderr.write(`Project ${target} is ${action === 'suspend' ? 'suspended' : 'active'}.\n`);
         } finally {
           disconnect();
+          await deps.store.close();
+        }
+        return 0;
+      }
+      case 'org': {
+        const [action, target, plan] = rest;
+        const parsed = Plan.safeParse(plan);
+        if (action !== 'plan' || !target || !parsed.success) {
+          return fail(`Usage: slipway org plan <organization-id-or-name> ${Plan.options.join('|')}`);
+        }
+        const deps = await createDeps(loadConfig(), { log: quietLog() });
+        try {
+          const org = await setOrganizationPlan(deps, target, parsed.data);
+          process.stderr.write(`Organization ${org.name} is on plan ${parsed.data} (was ${org.previous}).\n`);
+        } finally {
           await deps.store.close();
         }
         return 0;

@@ -26,8 +26,8 @@ export async function createDeps(config: Config, opts: RuntimeOptions = {}): Pro
     poolSize: config.dbPoolSize,
     onError: (err, what) => log.warn({ err }, what),
   });
-  await store.migrate();
   const cipher = createCipher(loadEncryptionKey(config.encryptionKey, config.dataDir, (m) => log.warn(m)));
+  await store.migrate(cipher);
   return {
     store,
     db: store.db,

@@ -32,7 +32,7 @@ export const Project = z.object({
   id: id('prj'),
   /** Host-name-safe name, unique within the organization. */
   name: z.string(),
-  /** Git repository the project builds from. */
+  /** Git repository the project builds from; credentials in it read as `***` (never returned). */
   repositoryUrl: z.string(),
   /** Production branch (default `main`). */
   branch: z.string(),
@@ -54,7 +54,7 @@ export type Project = z.infer<typeof Project>;
 export const CreateProjectBody = z.strictObject({
   /** 1-63 lowercase letters, digits, hyphens. */
   name: Slug,
-  /** Git repository URL. */
+  /** Git repository URL; credentials in it (`https://user:token@host/...`) are stored encrypted and never returned. */
   repositoryUrl: RepositoryUrl,
   /** Production branch, default `main`. */
   branch: BranchName.optional(),
@@ -70,8 +70,13 @@ export const UpdateProjectBody = z
     name: Slug.optional(),
     branch: BranchName.optional(),
     framework: FrameworkName.nullable().optional(),
+    /** A new repository URL; `***` in place of its credentials keeps the stored ones. */
+    repositoryUrl: RepositoryUrl.optional(),
   })
-  .refine((b) => Object.keys(b).length > 0, 'must change at least one of name, branch, framework');
+  .refine(
+    (b) => Object.keys(b).length > 0,
+    'must change at least one of name, branch, framework, repositoryUrl',
+  );
 export type UpdateProjectBody = z.infer<typeof UpdateProjectBody>;
 
 export const ListProjectsQuery = PageQuery.extend({

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { Sandbox } from '../sandbox/index.ts';
+import { redactUrl } from '../lib/redact-url.ts';
 import { SANDBOX_GITCONFIG } from '../sandbox/spawn.ts';
 import { BuildCancelledError, BuildError, BuildTimeoutError } from './build-error.ts';
 import { parseRepositoryUrl } from './repository-url.ts';
@@ -32,11 +33,6 @@ export interface CheckoutResult {
   /** The commit author's e-mail. */
   author: string;
   commitMessage: string;
-}
-
-/** Hides `user:password@` so a token in the URL never reaches a log. */
-export function redactUrl(url: string): string {
-  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^@/]*@/i, '$1***@');
 }
 
 function urlSecrets(url: string): string[] {

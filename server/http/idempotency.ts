@@ -138,7 +138,8 @@ export async function beginIdempotentRequest(
       );
     }
     if (row.state === 'done') {
-      await replay(reply, row.status ?? 200, row.response_headers, row.response_body);
+      const body = row.response_body === null ? null : deps.cipher.decrypt(row.response_body);
+      await replay(reply, row.status ?? 200, row.response_headers, body);
       return 'replayed';
     }
     if (now.getTime() - Date.parse(row.created_at) > idempotencyLimits.leaseMs) {
@@ -189,9 +190,16 @@ async function finish(deps: Deps, claim: Claim, reply: FastifyReply, payload: un
     const value = reply.getHeader(name);
     if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : String(value);
   }
+  // Encrypted: an answer may hold a secret shown once (a new API token), and the store must not
+  // keep it readable for a day. A replay is the only way a client that lost the answer gets it.
   await deps.db
     .updateTable('idempotency_keys')
-    .set({ state: 'done', status, response_body: body ?? '', response_headers: JSON.stringify(headers) })
+    .set({
+      state: 'done',
+      status,
+      response_body: deps.cipher.encrypt(body ?? ''),
+      response_headers: JSON.stringify(headers),
+    })
     .where('user_id', '=', claim.userId)
     .where('key', '=', claim.key)
     .where('state', '=', 'in-progress')

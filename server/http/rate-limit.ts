@@ -18,13 +18,13 @@ const increment = perDb((db) =>
   prepared<[string, number, number], { count: number }>(
     db,
     3,
-    (d, tokenId, windowStart, limit) =>
+    (d, userId, windowStart, limit) =>
       d
         .insertInto('rate_limits')
-        .values({ token_id: tokenId, window_start: windowStart as unknown as number, count: 1 })
+        .values({ user_id: userId, window_start: windowStart as unknown as number, count: 1 })
         .onConflict((oc) =>
           oc
-            .columns(['token_id', 'window_start'])
+            .columns(['user_id', 'window_start'])
             .doUpdateSet({ count: sql`rate_limits.count + 1` })
             .where('rate_limits.count', '<', limit as unknown as number),
         )
@@ -34,14 +34,16 @@ const increment = perDb((db) =>
 );
 
 /**
- * Counts a request against the token's fixed one-hour window in the database, so every API
- * process sharing it sees one count. The increment is conditional: a refused request does not count.
+ * Counts a request against the user's fixed one-hour window in the database, so every API
+ * process sharing it sees one count. Every token of a user draws on the same window (as GitHub
+ * counts personal tokens): a new token is not a new allowance. The increment is conditional: a
+ * refused request does not count.
  */
-export async function consumeRateLimit(deps: Deps, tokenId: string, limit: number): Promise<RateLimitState> {
+export async function consumeRateLimit(deps: Deps, userId: string, limit: number): Promise<RateLimitState> {
   const nowSec = Math.floor(deps.clock.now().getTime() / 1000);
   const windowStart = nowSec - (nowSec % WINDOW_SECONDS);
   const reset = windowStart + WINDOW_SECONDS;
-  const [row] = await increment(deps.db)(tokenId, windowStart, limit);
+  const [row] = await increment(deps.db)(userId, windowStart, limit);
   if (!row) return { allowed: false, limit, remaining: 0, reset };
   return { allowed: true, limit, remaining: Math.max(0, limit - Number(row.count)), reset };
 }

@@ -81,7 +81,7 @@ export function registerRoutes(app: FastifyInstance, deps: Deps, specs: RouteSpe
         if (spec.auth !== false) {
           const auth = await authenticate(deps, req.headers.authorization);
           actor = auth.actor;
-          const rl = await consumeRateLimit(deps, actor.tokenId, auth.hourlyLimit);
+          const rl = await consumeRateLimit(deps, actor.userId, auth.hourlyLimit);
           void reply.header('X-RateLimit-Limit', rl.limit);
           void reply.header('X-RateLimit-Remaining', rl.remaining);
           void reply.header('X-RateLimit-Reset', rl.reset);

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import type { Server } from 'node:http';
+import { redactUrl } from '../lib/redact-url.ts';
 import { createArtifactReader } from '../edge/artifact-reader.ts';
 import { createRuntimeLauncher } from '../edge/launcher.ts';
 import { createHostResolver } from '../edge/resolve-host.ts';
@@ -66,7 +67,8 @@ export async function startEdge(deps: Deps, sandbox: Sandbox, opts: EdgeOptions 
     launcher,
     onRequest: (r) => recorder.record(r),
     acmeChallenge: (token) => findChallenge(deps, token),
-    onError: (err, req) => deps.log.error({ err, host: req.headers.host, url: req.url }, 'edge error'),
+    onError: (err, req) =>
+      deps.log.error({ err, host: req.headers.host, url: redactUrl(req.url ?? '') }, 'edge error'),
   });
   const stopper = startInactiveAppStopper(deps, launcher, {
     ...(opts.appCheckIntervalMs ? { intervalMs: opts.appCheckIntervalMs } : {}),

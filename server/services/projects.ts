@@ -13,13 +13,19 @@ import { isUniqueViolation } from '../store/errors.ts';
 import type { Database } from '../store/schema.ts';
 import { requireProject, requireRole, type ProjectRow } from './access.ts';
 import type { Actor, Deps } from './deps.ts';
+import {
+  MASK,
+  maskedRepositoryUrl,
+  sealCredentials,
+  splitRepositoryCredentials,
+} from './repository-credentials.ts';
 import { signalRoutingChange } from './routing-signal.ts';
 
 export function toProject(deps: Pick<Deps, 'urls'>, row: ProjectRow): Project {
   return {
     id: row.id,
     name: row.name,
-    repositoryUrl: row.repository_url,
+    repositoryUrl: maskedRepositoryUrl(row.repository_url, row.repository_credentials !== null),
     branch: row.branch,
     framework: row.framework,
     organizationId: row.organization_id,
@@ -78,6 +84,34 @@ export async function checkRepositoryUrl(deps: Pick<Deps, 'config'>, url: string
   if (refusal) throw ApiError.validation([{ path: 'repositoryUrl', message: refusal }]);
 }
 
+/**
+ * The repository URL as stored: credentials split off and encrypted. `***` in place of
+ * credentials means "keep the stored ones" (what a client read back from the API); there must be
+ * some to keep.
+ */
+function storedRepository(
+  deps: Pick<Deps, 'cipher'>,
+  url: string,
+  current: string | null,
+): { repository_url: string; repository_credentials: string | null } {
+  const split = splitRepositoryCredentials(url);
+  if (split.credentials !== MASK) {
+    return {
+      repository_url: split.url,
+      repository_credentials: sealCredentials(deps.cipher, split.credentials),
+    };
+  }
+  if (current === null) {
+    throw ApiError.validation([
+      {
+        path: 'repositoryUrl',
+        message: `${MASK} stands for the credentials stored with the project, and it has none: give the URL with its credentials, or without any`,
+      },
+    ]);
+  }
+  return { repository_url: split.url, repository_credentials: current };
+}
+
 /** `settle` (paid operations) runs inside the transaction, so the payment commits with the project. */
 export async function createProject(
   deps: Deps,
@@ -88,6 +122,7 @@ export async function createProject(
   const org = await resolveOrganization(deps, actor, body.organizationId);
   await requireRole(deps, actor, org.id, 'developer', `Organization ${body.organizationId}`);
   await checkRepositoryUrl(deps, body.repositoryUrl);
+  const repository = storedRepository(deps, body.repositoryUrl, null);
   const now = deps.clock.now().toISOString();
   try {
     const row = await deps.db.transaction().execute(async (tx) => {
@@ -96,7 +131,7 @@ export async function createProject(
         id: newId('prj'),
         organization_id: org.id,
         name: body.name,
-        repository_url: body.repositoryUrl,
+        ...repository,
         branch: body.branch ?? 'main',
         framework: body.framework ?? null,
         status: 'active' as const,
@@ -165,6 +200,11 @@ export async function updateProject(
   body: UpdateProjectBody,
 ): Promise<Project> {
   const { project } = await requireProject(deps, actor, projectId, 'developer');
+  let repository = {};
+  if (body.repositoryUrl !== undefined) {
+    await checkRepositoryUrl(deps, body.repositoryUrl);
+    repository = storedRepository(deps, body.repositoryUrl, project.repository_credentials);
+  }
   const now = deps.clock.now().toISOString();
   try {
     await deps.db.transaction().execute(async (tx) => {
@@ -183,6 +223,7 @@ export async function updateProject(
           ...(body.name === undefined ? {} : { name: body.name, production_host: productionHost }),
           ...(body.branch === undefined ? {} : { branch: body.branch }),
           ...(body.framework === undefined ? {} : { framework: body.framework }),
+          ...repository,
           updated_at: now,
         })
         .where('id', '=', project.id)

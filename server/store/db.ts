@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, type MigrationProvider } from 'kysely';
 import pg from 'pg';
+import type { Cipher } from '../lib/secrets.ts';
 import { dialectHelpers, type DialectHelpers } from './dialect.ts';
 import { allMigrations } from './migrations/index.ts';
 import { createLocalNotifier, createPostgresNotifier, type Notifier } from './notify.ts';
@@ -14,8 +15,8 @@ export interface Store {
   dialect: DialectHelpers;
   /** Wake-ups between processes (LISTEN/NOTIFY on PostgreSQL, in-process on SQLite). */
   notifier: Notifier;
-  /** Runs pending migrations; safe to call on every start. */
-  migrate(): Promise<string[]>;
+  /** Runs pending migrations; safe to call on every start. `cipher` encrypts what data migrations seal. */
+  migrate(cipher: Cipher): Promise<string[]>;
   /** True when the database answers. */
   ping(): Promise<boolean>;
   close(): Promise<void>;
@@ -122,12 +123,12 @@ function makeStore(
   notifier: Notifier,
   closeMore: () => Promise<void> = async () => undefined,
 ): Store {
-  const provider: MigrationProvider = { getMigrations: async () => allMigrations(dialect) };
   return {
     db,
     dialect,
     notifier,
-    async migrate() {
+    async migrate(cipher) {
+      const provider: MigrationProvider = { getMigrations: async () => allMigrations(dialect, cipher) };
       const migrator = new Migrator({ db, provider });
       const { error, results } = await migrator.migrateToLatest();
       if (error)

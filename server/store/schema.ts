@@ -47,7 +47,10 @@ export interface ProjectsTable {
   id: string;
   organization_id: string;
   name: string;
+  /** Without credentials: those are in `repository_credentials` (server/services/repository-credentials.ts). */
   repository_url: string;
+  /** The URL's `user:token` part, AES-256-GCM ciphertext (server/lib/secrets.ts), or null. */
+  repository_credentials: string | null;
   branch: string;
   framework: string | null;
   status: 'active' | 'suspended' | 'deleted';
@@ -170,8 +173,9 @@ export interface WebhookAttemptsTable {
   error: string | null;
 }
 
+/** Requests of one user (all their tokens) in one hourly window. */
 export interface RateLimitsTable {
-  token_id: string;
+  user_id: string;
   window_start: number;
   count: number;
 }
@@ -243,6 +247,7 @@ export interface IdempotencyKeysTable {
   body_hash: string;
   state: 'in-progress' | 'done';
   status: number | null;
+  /** The answer's body, AES-256-GCM ciphertext (it may hold a secret, such as a new API token). */
   response_body: string | null;
   /** JSON object of the response headers a replay repeats. */
   response_headers: string | null;

@@ -56,12 +56,12 @@ describe('the action: deploy, preview, promote, roll back', () => {
       event: event.event,
       env: { GITHUB_API_URL: gh.url, ...event.env, ...env },
     });
-  /** Requests a token made: the rate limiter counts them in the database. */
-  const requestsOf = async (tokenId: string) => {
+  /** Requests a user made: the rate limiter counts them in the database. */
+  const requestsOf = async (user: string) => {
     const rows = await s.running.deps.db
       .selectFrom('rate_limits')
       .select('count')
-      .where('token_id', '=', tokenId)
+      .where('user_id', '=', user)
       .execute();
     return rows.reduce((n, r) => n + Number(r.count), 0);
   };
@@ -69,6 +69,7 @@ describe('the action: deploy, preview, promote, roll back', () => {
   it('deploys a push to the default branch to production, streaming the log, within a few requests', async () => {
     const sha = repo.git('rev-parse', 'HEAD');
     const own = await createToken(s.running.deps, userId, 'workflow');
+    const before = await requestsOf(userId);
     const r = await action(
       { 'api-token': own.token, 'github-deployment': 'true', 'health-check-path': '/health.json' },
       pushEvent({ sha, branch: 'main', message: 'Initial commit' }),
@@ -76,6 +77,8 @@ describe('the action: deploy, preview, promote, roll back', () => {
     );
     expect(r.error).toBeNull();
     expect(r.code).toBe(0);
+    // One project read, one create, one log stream, one final read, one production URL read.
+    const requests = (await requestsOf(userId)) - before;
 
     const d = await api().deployments.get(r.outputs['deployment-id']!);
     const p = await api().projects.get(project.id);
@@ -107,8 +110,7 @@ describe('the action: deploy, preview, promote, roll back', () => {
     expect(r.stdout.split(own.token).length - 1).toBe(1);
     expect(r.stdout).toContain(`::add-mask::${own.token}`);
 
-    // One project read, one create, one log stream, one final read, one production URL read.
-    expect(await requestsOf(own.id)).toBe(5);
+    expect(requests).toBe(5);
 
     expect(r.summary).toContain('### Slipway deploy: `site`');
     expect(r.summary).toMatch(

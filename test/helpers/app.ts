@@ -50,6 +50,8 @@ export async function createTestApp(
     dataDir?: string;
     keepDataDir?: boolean;
     dns?: Dns;
+    /** Where the service logs; default nowhere. */
+    log?: pino.Logger;
   } = {},
 ): Promise<TestApp> {
   const dataDir = opts.dataDir ?? mkdtempSync(join(tmpdir(), 'slipway-test-'));
@@ -63,7 +65,7 @@ export async function createTestApp(
     ...opts.env,
   });
   const deps = await createDeps(config, {
-    log: pino({ level: 'silent' }),
+    log: opts.log ?? pino({ level: 'silent' }),
     ...(opts.clock ? { clock: opts.clock } : {}),
     ...(opts.dns ? { dns: opts.dns } : {}),
   });

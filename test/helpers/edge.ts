@@ -39,6 +39,7 @@ export async function insertProject(
     organization_id: orgId,
     name,
     repository_url: 'https://example.com/repo.git',
+    repository_credentials: null,
     branch: 'main',
     framework: null,
     status: 'active',

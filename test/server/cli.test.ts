@@ -5,6 +5,7 @@ import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createTestApp } from '../helpers/app.ts';
 import { testDialect } from '../helpers/database.ts';
+import { waitFor } from '../helpers/wait-for.ts';
 
 const BIN = resolve(import.meta.dirname, '../../bin/slipway.js');
 const dirs: string[] = [];
@@ -104,6 +105,38 @@ describe.concurrent(
         expect(me.body.data.id).toBe(ops.userId);
         const tokens = await t.call(ops, 'GET', '/v1/user/tokens');
         expect(tokens.body.data.map((tok: { name: string }) => tok.name).sort()).toEqual(['ci', 'test']);
+      } finally {
+        await t.close();
+      }
+    });
+
+    it("org plan sets an organization's plan, and its members' rate limit follows at once", async () => {
+      const dataDir = tempDir();
+      const t = await createTestApp({
+        dataDir,
+        env: { SLIPWAY_ENCRYPTION_KEY: '', SLIPWAY_PLAN_CHANGES: 'operator' },
+      });
+      try {
+        const ops = await t.user('owner@example.com');
+        expect((await t.call(ops, 'GET', '/v1/user')).headers['x-ratelimit-limit']).toBe('100');
+        const env = { SLIPWAY_DATA_DIR: dataDir };
+        const run = await slipway(['org', 'plan', 'owner', 'enterprise'], env);
+        expect(run.code, run.stderr).toBe(0);
+        expect(run.stderr).toBe('Organization owner is on plan enterprise (was free).\n');
+        const org = await t.call(ops, 'GET', `/v1/organizations/${ops.orgId}`);
+        expect(org.body.data.plan).toBe('enterprise');
+        // The CLI's own process cannot reach this one's token cache on SQLite: it expires within a second.
+        await waitFor(
+          'the enterprise tier',
+          async () => (await t.call(ops, 'GET', '/v1/user')).headers['x-ratelimit-limit'] === '10000',
+        );
+
+        const bad = await slipway(['org', 'plan', 'owner', 'gold'], env);
+        expect(bad.code).toBe(2);
+        expect(bad.stderr).toContain('Usage: slipway org plan <organization-id-or-name> free|pro|enterprise');
+        const missing = await slipway(['org', 'plan', 'nobody-here', 'pro'], env);
+        expect(missing.code).toBe(2);
+        expect(missing.stderr).toContain('Organization nobody-here not found');
       } finally {
         await t.close();
       }

@@ -14,19 +14,19 @@ describe('frequent-write prebuilt statements', () => {
     t = undefined;
   });
 
-  const count = async (tokenId: string) =>
+  const count = async (userId: string) =>
     (
       await t!.deps.db
         .selectFrom('rate_limits')
         .select('count')
-        .where('token_id', '=', tokenId)
+        .where('user_id', '=', userId)
         .executeTakeFirst()
     )?.count;
 
   it('counts 50 requests made at once exactly: 30 allowed with distinct remainders, 20 refused', async () => {
     t = await createTestApp();
     const results = await Promise.all(
-      Array.from({ length: 50 }, () => consumeRateLimit(t!.deps, 'tok_concurrent', 30)),
+      Array.from({ length: 50 }, () => consumeRateLimit(t!.deps, 'usr_concurrent', 30)),
     );
     const allowed = results.filter((r) => r.allowed);
     expect(allowed).toHaveLength(30);
@@ -34,7 +34,7 @@ describe('frequent-write prebuilt statements', () => {
       Array.from({ length: 30 }, (_, i) => i),
     );
     expect(results.filter((r) => !r.allowed).every((r) => r.remaining === 0)).toBe(true);
-    expect(await count('tok_concurrent')).toBe(30);
+    expect(await count('usr_concurrent')).toBe(30);
   });
 
   it('waits for a transaction open on the connection, and is not rolled back with it', async () => {
@@ -45,17 +45,17 @@ describe('frequent-write prebuilt statements', () => {
       deps.db.transaction().execute(async (tx) => {
         await tx
           .insertInto('rate_limits')
-          .values({ token_id: 'tok_in_tx', window_start: 0, count: 1 })
+          .values({ user_id: 'usr_in_tx', window_start: 0, count: 1 })
           .execute();
         // Counted while the transaction is open; the transaction then fails.
-        during = consumeRateLimit(deps, 'tok_beside_tx', 10);
+        during = consumeRateLimit(deps, 'usr_beside_tx', 10);
         await new Promise((r) => setTimeout(r, 20));
         throw new Error('roll back');
       }),
     ).rejects.toThrow('roll back');
     expect(await during).toMatchObject({ allowed: true, remaining: 9 });
-    expect(await count('tok_beside_tx')).toBe(1);
-    expect(await count('tok_in_tx')).toBeUndefined();
+    expect(await count('usr_beside_tx')).toBe(1);
+    expect(await count('usr_in_tx')).toBeUndefined();
   });
 
   it('fails only the call whose statement fails, not the others of its group', async () => {
@@ -63,25 +63,25 @@ describe('frequent-write prebuilt statements', () => {
     const insert = prepared<[string], never>(
       t.deps.db,
       1,
-      (d, tokenId) => d.insertInto('rate_limits').values({ token_id: tokenId, window_start: 7, count: 1 }),
+      (d, userId) => d.insertInto('rate_limits').values({ user_id: userId, window_start: 7, count: 1 }),
       { frequentWrite: true },
     );
     const results = await Promise.allSettled([
-      insert('tok_a'),
-      insert('tok_b'),
-      insert('tok_a'),
-      insert('tok_c'),
+      insert('usr_a'),
+      insert('usr_b'),
+      insert('usr_a'),
+      insert('usr_c'),
     ]);
-    // The two inserts of tok_a race (on PostgreSQL, over two connections): exactly one fails.
+    // The two inserts of usr_a race (on PostgreSQL, over two connections): exactly one fails.
     const [a1, b, a2, c] = results.map((r) => r.status);
     expect([b, c]).toEqual(['fulfilled', 'fulfilled']);
     expect([a1, a2].sort()).toEqual(['fulfilled', 'rejected']);
     const rows = await t.deps.db
       .selectFrom('rate_limits')
-      .select('token_id')
+      .select('user_id')
       .where('window_start', '=', 7)
-      .orderBy('token_id')
+      .orderBy('user_id')
       .execute();
-    expect(rows.map((r) => r.token_id)).toEqual(['tok_a', 'tok_b', 'tok_c']);
+    expect(rows.map((r) => r.user_id)).toEqual(['usr_a', 'usr_b', 'usr_c']);
   });
 });

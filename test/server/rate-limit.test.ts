@@ -22,10 +22,9 @@ describe('rate limits', () => {
 
   const count = async (user: TestUser) => {
     const rows = await t.deps.db
-      .selectFrom('rate_limits as r')
-      .innerJoin('tokens as k', 'k.id', 'r.token_id')
-      .select('r.count')
-      .where('k.user_id', '=', user.userId)
+      .selectFrom('rate_limits')
+      .select('count')
+      .where('user_id', '=', user.userId)
       .execute();
     return rows.reduce((n, r) => n + Number(r.count), 0);
   };
@@ -77,14 +76,32 @@ describe('rate limits', () => {
     expect(await count(u)).toBe(2);
   });
 
-  it('counts per token', async () => {
+  it('counts per user across all their tokens: a new token is not a new allowance', async () => {
     clock.set('2026-11-23T09:00:00.000Z');
     const u = await t.user();
+    const other = await t.user();
     await t.call(u, 'GET', '/v1/user');
     const second = await t.call(u, 'POST', '/v1/user/tokens', { name: 'second' });
     expect(limits(second).remaining).toBe(98);
-    const other = await t.call(second.body.data.token, 'GET', '/v1/user');
-    expect(limits(other).remaining).toBe(99);
+    const viaSecond = await t.call(second.body.data.token, 'GET', '/v1/user');
+    expect(limits(viaSecond).remaining).toBe(97);
+
+    // Spend the rest with fresh tokens, one request each: the hundred-and-first is refused.
+    for (let i = 4; i <= 100; i++) {
+      const minted = await t.call(u, 'POST', '/v1/user/tokens', { name: `t${i}` });
+      expect(minted.status, `request ${i}`).toBe(201);
+    }
+    const fresh = await t.deps.db
+      .selectFrom('tokens')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('user_id', '=', u.userId)
+      .executeTakeFirstOrThrow();
+    expect(Number(fresh.n)).toBe(1 + 1 + 97);
+    const refused = await t.call(second.body.data.token, 'GET', '/v1/user');
+    expect(refused.status).toBe(429);
+    expect(await count(u)).toBe(100);
+    // Another user's window is their own.
+    expect(limits(await t.call(other, 'GET', '/v1/user')).remaining).toBe(99);
   });
 
   it('raises the limit to 1000 when one of the owner’s organizations is on pro', async () => {
@@ -110,9 +127,7 @@ describe('rate limits', () => {
     await t.deps.db
       .updateTable('rate_limits')
       .set({ count: 999 })
-      .where('token_id', 'in', (eb) =>
-        eb.selectFrom('tokens').select('id').where('user_id', '=', owner.userId),
-      )
+      .where('user_id', '=', owner.userId)
       .execute();
     const last = await t.call(owner, 'GET', '/v1/user');
     expect(last.status).toBe(200);
@@ -152,5 +167,61 @@ describe('enterprise rate limits across processes', () => {
     const refused = await b.call(u, 'GET', '/v1/user');
     expect(limits(refused)).toEqual({ limit: 5, remaining: 0, reset: epoch('2026-11-22T11:00:00.000Z') });
     expect(refused.headers['retry-after']).toBe('60');
+  });
+});
+
+describe('plans chosen by the operator (SLIPWAY_PLAN_CHANGES=operator)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp({ env: { SLIPWAY_PLAN_CHANGES: 'operator' } });
+  });
+  afterAll(() => t.close());
+
+  it("refuses a member's plan change and a new organization on a paid plan, and changes nothing", async () => {
+    const owner = await t.user();
+    const upgrade = await t.call(owner, 'PATCH', `/v1/organizations/${owner.orgId}`, { plan: 'enterprise' });
+    expect(upgrade.status).toBe(403);
+    expect(upgrade.body.error.code).toBe('FORBIDDEN');
+    expect(upgrade.body.error.message).toContain('slipway org plan');
+    // Nothing else of the request applied either.
+    const withName = await t.call(owner, 'PATCH', `/v1/organizations/${owner.orgId}`, {
+      plan: 'pro',
+      displayName: 'Renamed',
+    });
+    expect(withName.status).toBe(403);
+    const org = await t.call(owner, 'GET', `/v1/organizations/${owner.orgId}`);
+    expect(org.body.data).toMatchObject({ plan: 'free', displayName: expect.not.stringMatching('Renamed') });
+    expect(limits(await t.call(owner, 'GET', '/v1/user')).limit).toBe(100);
+
+    const created = await t.call(owner, 'POST', '/v1/organizations', {
+      name: 'paid-team',
+      plan: 'enterprise',
+    });
+    expect(created.status).toBe(403);
+    const list = await t.call(owner, 'GET', '/v1/organizations');
+    expect(list.body.data.map((o: { name: string }) => o.name)).not.toContain('paid-team');
+  });
+
+  it('still lets members rename, keep their plan, and create free organizations', async () => {
+    const owner = await t.user();
+    const same = await t.call(owner, 'PATCH', `/v1/organizations/${owner.orgId}`, {
+      plan: 'free',
+      displayName: 'Same plan',
+    });
+    expect(same.status).toBe(200);
+    expect(same.body.data).toMatchObject({ plan: 'free', displayName: 'Same plan' });
+    const created = await t.call(owner, 'POST', '/v1/organizations', {
+      name: `free-${owner.userId.slice(-6)}`,
+    });
+    expect(created.status).toBe(201);
+    expect(created.body.data.plan).toBe('free');
+  });
+
+  it('applies a plan the operator sets from the next request', async () => {
+    const owner = await t.user();
+    const { setOrganizationPlan } = await import('../../server/services/organizations/set-plan.ts');
+    const result = await setOrganizationPlan(t.deps, owner.orgId, 'pro');
+    expect(result.previous).toBe('free');
+    expect(limits(await t.call(owner, 'GET', '/v1/user')).limit).toBe(1000);
   });
 });

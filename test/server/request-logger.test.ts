@@ -3,6 +3,7 @@ import Fastify from 'fastify';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { lazyRequestLogger } from '../../server/http/request-logger.ts';
+import { createTestApp } from '../helpers/app.ts';
 
 function capture(level: pino.Level) {
   const lines: Record<string, unknown>[] = [];
@@ -61,5 +62,28 @@ describe('lazy request logger', () => {
       'inside the handler',
       'request completed',
     ]);
+  });
+});
+
+describe('the API request log', () => {
+  it('writes no credentials from URLs: ?token=slw_... is refused and logged as ***', async () => {
+    const { lines, log } = capture('info');
+    const t = await createTestApp({ log });
+    try {
+      const u = await t.user();
+      const refused = await t.call(null, 'GET', `/v1/user?token=${u.token}`);
+      expect(refused.status).toBe(401);
+      const ok = await t.call(u, 'GET', `/v1/user?access_token=${u.token}`);
+      expect(ok.status).toBe(200);
+      const text = lines.map((l) => JSON.stringify(l)).join('\n');
+      expect(text).not.toContain(u.token);
+      expect(text).not.toContain(u.token.slice(4));
+      const urls = lines
+        .filter((l) => l.msg === 'incoming request')
+        .map((l) => (l.req as { url: string }).url);
+      expect(urls).toEqual(['/v1/user?token=***', '/v1/user?access_token=***']);
+    } finally {
+      await t.close();
+    }
   });
 });

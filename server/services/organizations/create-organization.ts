@@ -4,6 +4,7 @@ import { newId } from '../../lib/ids.ts';
 import { isUniqueViolation } from '../../store/errors.ts';
 import type { Actor, Deps } from '../deps.ts';
 import { loadOrganization } from './load-organizations.ts';
+import { checkPlanChange } from './set-plan.ts';
 
 /** Creates an organization with the caller as its owner. */
 export async function createOrganization(
@@ -11,6 +12,7 @@ export async function createOrganization(
   actor: Actor,
   body: CreateOrganizationBody,
 ): Promise<Organization> {
+  checkPlanChange(deps, 'free', body.plan);
   const now = deps.clock.now().toISOString();
   const id = newId('org');
   try {

@@ -3,9 +3,10 @@ import { isUniqueViolation } from '../../store/errors.ts';
 import type { Actor, Deps } from '../deps.ts';
 import { nameTaken } from './create-organization.ts';
 import { requireOrganization } from './find-organization.ts';
+import { checkPlanChange } from './set-plan.ts';
 import { loadOrganization } from './load-organizations.ts';
 
-/** Admins and owners rename an organization or change its display name or plan. */
+/** Admins and owners rename an organization or change its display name or plan (see set-plan.ts). */
 export async function updateOrganization(
   deps: Deps,
   actor: Actor,
@@ -13,6 +14,14 @@ export async function updateOrganization(
   body: UpdateOrganizationBody,
 ): Promise<Organization> {
   const { org } = await requireOrganization(deps, actor, idOrName, 'admin');
+  if (body.plan !== undefined) {
+    const { plan } = await deps.db
+      .selectFrom('organizations')
+      .select('plan')
+      .where('id', '=', org.id)
+      .executeTakeFirstOrThrow();
+    checkPlanChange(deps, plan, body.plan);
+  }
   try {
     await deps.db
       .updateTable('organizations')

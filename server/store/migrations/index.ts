@@ -1,18 +1,21 @@
 import type { Migration } from 'kysely';
+import type { Cipher } from '../../lib/secrets.ts';
 import type { DialectHelpers } from '../dialect.ts';
 import { initial } from './001_initial.ts';
 import { deploymentRuntime } from './002_deployment_runtime.ts';
 import { payments } from './003_payments.ts';
 import { webhookDeliveriesDue } from './004_webhook_deliveries_due.ts';
 import { certificatesAndRuntimeSamples } from './005_certificates_and_runtime_samples.ts';
+import { secretsAtRest } from './006_secrets_at_rest.ts';
 
-/** Every migration in order; names sort as they run. */
-export function allMigrations(d: DialectHelpers): Record<string, Migration> {
+/** Every migration in order; names sort as they run. Data migrations that encrypt use `cipher`. */
+export function allMigrations(d: DialectHelpers, cipher: Cipher): Record<string, Migration> {
   return {
     '001_initial': initial(d),
     '002_deployment_runtime': deploymentRuntime,
     '003_payments': payments,
     '004_webhook_deliveries_due': webhookDeliveriesDue,
     '005_certificates_and_runtime_samples': certificatesAndRuntimeSamples,
+    '006_secrets_at_rest': secretsAtRest(d, cipher),
   };
 }

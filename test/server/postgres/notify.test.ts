@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createJobQueue } from '../../../server/jobs/queue.ts';
 import { systemClock } from '../../../server/lib/clock.ts';
+import { createCipher } from '../../../server/lib/secrets.ts';
 import { openStore, type Store } from '../../../server/store/db.ts';
 import { JOBS_CHANNEL, ROUTING_CHANNEL } from '../../../server/store/notify.ts';
 import { createTestDatabase, terminateBackends, type TestDatabase } from '../../helpers/database.ts';
@@ -18,7 +19,7 @@ describe.skipIf(!url)(
       database = await createTestDatabase();
       a = openStore({ databaseUrl: database.url, dataDir: '/nonexistent', poolSize: 2 });
       b = openStore({ databaseUrl: database.url, dataDir: '/nonexistent', poolSize: 2 });
-      await a.migrate();
+      await a.migrate(createCipher(Buffer.alloc(32, 7)));
     });
     afterAll(async () => {
       await a?.close();
