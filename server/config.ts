@@ -235,6 +235,13 @@ const EnvSchema = z.object({
     .default('bubblewrap'),
   SLIPWAY_SANDBOX_USER: userIds('SLIPWAY_SANDBOX_USER', '65534:65534'),
   SLIPWAY_SANDBOX_ALLOW: z.string().optional(),
+  SLIPWAY_SANDBOX_HOST_PORTS: z
+    .string()
+    .optional()
+    .refine(
+      (v) => list(v).every((p) => /^\d{1,5}$/.test(p) && Number(p) >= 1 && Number(p) <= 65535),
+      'SLIPWAY_SANDBOX_HOST_PORTS must be a comma-separated list of TCP ports (1 to 65535), e.g. 4873,3001',
+    ),
   SLIPWAY_SANDBOX_READ_ONLY: z
     .string()
     .optional()
@@ -314,6 +321,8 @@ function toConfig(env: z.infer<typeof EnvSchema>) {
       user: env.SLIPWAY_SANDBOX_USER,
       /** Private addresses, ranges and host names tenant code may reach anyway. */
       allow: list(env.SLIPWAY_SANDBOX_ALLOW),
+      /** Ports of services on this host's 127.0.0.1 that tenant code reaches at 127.0.0.1:<port>. */
+      hostPorts: [...new Set(list(env.SLIPWAY_SANDBOX_HOST_PORTS).map(Number))],
       /** Host paths shown read-only besides /usr and the node toolchain. */
       readOnly: list(env.SLIPWAY_SANDBOX_READ_ONLY),
       limits: {

@@ -20,6 +20,8 @@ export interface RepositorySettings {
   artifactsDir: string;
   /** SLIPWAY_SANDBOX_ALLOW: the private addresses, ranges and host names builds may reach anyway. */
   allow: readonly string[];
+  /** SLIPWAY_SANDBOX_HOST_PORTS: ports of this host's 127.0.0.1 builds reach. */
+  hostPorts: readonly number[];
 }
 
 export const repositorySettings = (config: Config): RepositorySettings => ({
@@ -32,6 +34,7 @@ export const repositorySettings = (config: Config): RepositorySettings => ({
   dataDir: config.dataDir,
   artifactsDir: config.artifactsDir,
   allow: config.sandbox.allow,
+  hostPorts: config.sandbox.hostPorts,
 });
 
 /** Resolves symbolic links with the system's realpath(3); default fs.promises.realpath. */
@@ -136,6 +139,7 @@ export async function repositoryRefusal(
   if (location.kind === 'invalid') return location.message;
   if (location.kind === 'local') return localRefusal(location.path, settings, io.realpath ?? fsRealpath);
   const { host } = location;
+  if (onHostPort(host, location.port, settings)) return null;
   let addresses: string[];
   if (isIP(host) !== 0) {
     addresses = [host];
@@ -148,7 +152,17 @@ export async function repositoryRefusal(
     }
     if (addresses.length === 0) return `could not resolve ${host}`;
   }
+  if (addresses.every((a) => onHostPort(a, location.port, settings))) return null;
   return addressesRefusal(host, addresses, settings, io.lookup);
+}
+
+/**
+ * A service on this host's 127.0.0.1 at a port the operator opened to the sandbox
+ * (SLIPWAY_SANDBOX_HOST_PORTS): the sandbox forwards exactly those ports of its own 127.0.0.1.
+ */
+function onHostPort(address: string, port: number | null, settings: RepositorySettings): boolean {
+  if (port === null || isIP(address) === 0 || !settings.hostPorts.includes(port)) return false;
+  return asIPv4(address.split('%')[0]!) === '127.0.0.1';
 }
 
 const noLookup: LookupAll = async () => [];
@@ -168,6 +182,7 @@ export async function staticRepositoryRefusal(
   if (location.kind === 'invalid') return location.message;
   if (location.kind === 'local') return localRefusal(location.path, settings, io.realpath ?? fsRealpath);
   const { host } = location;
+  if (onHostPort(host, location.port, settings)) return null;
   if (isIP(host) === 0 || settings.allow.some((entry) => parseRange(entry) === null)) return null;
   const policy = await buildNetworkPolicy(settings.allow, { lookup: noLookup, host: [], dns: [] });
   return reachable(policy, host) ? null : `${host} is ${UNREACHABLE}`;

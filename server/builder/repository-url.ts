@@ -2,8 +2,11 @@
 export type RepositoryLocation =
   /** A directory on the build machine: a `file://` URL (percent-decoded, as git does) or a bare path. */
   | { kind: 'local'; path: string }
-  /** A host git connects to: `host` is a name, an IPv4 address or a bare IPv6 address. */
-  | { kind: 'network'; host: string }
+  /**
+   * A host git connects to: `host` is a name, an IPv4 address or a bare IPv6 address; `port` the
+   * one written in the URL, or null for the scheme's default.
+   */
+  | { kind: 'network'; host: string; port: number | null }
   /** Not a form git reads here; `message` says which forms are. */
   | { kind: 'invalid'; message: string };
 
@@ -77,15 +80,17 @@ export function parseRepositoryUrl(url: string): RepositoryLocation {
       return { kind: 'invalid', message: 'must not contain spaces, backslashes or control characters' };
     }
     if (/^[/?#]/.test(rest)) return { kind: 'invalid', message: NO_HOST };
-    let hostname: string;
+    let parsed: URL;
     try {
-      hostname = new URL(`http://${rest}`).hostname;
+      parsed = new URL(`http://${rest}`);
     } catch {
       return { kind: 'invalid', message: 'is not a valid URL' };
     }
-    const host = normalizeHost(hostname);
+    const host = normalizeHost(parsed.hostname);
     if (!host) return { kind: 'invalid', message: NO_HOST };
-    return { kind: 'network', host };
+    // Parsed as http, whose default port 80 the parser drops: read it back from the text.
+    const written = /^(?:[^@/?#]*@)?(?:\[[^\]]*\]|[^:/?#]*):(\d+)/.exec(rest);
+    return { kind: 'network', host, port: written ? Number(written[1]) : null };
   }
   if (url.startsWith('/')) return local(url);
   // The scp-like form as the checkout recognizes it, with a user: it reads a bare `host:path` as a
@@ -93,7 +98,7 @@ export function parseRepositoryUrl(url: string): RepositoryLocation {
   const scp = /^[\w.-]+@([\w.-]+):/.exec(url);
   if (scp) {
     const host = normalizeHost(scp[1]!);
-    return host ? { kind: 'network', host } : { kind: 'invalid', message: FORMS };
+    return host ? { kind: 'network', host, port: null } : { kind: 'invalid', message: FORMS };
   }
   return { kind: 'invalid', message: FORMS };
 }

@@ -118,6 +118,7 @@ export async function createSandbox(config: SandboxConfig, opts: CreateSandboxOp
     rules: nftRuleset(policy),
     toolchains: toolchainDirs(process.execPath, config.readOnly),
     etcDir,
+    hostPorts: config.hostPorts,
     ...(isRoot ? { user: config.user } : {}),
   });
   let settings = settingsFor(await buildNetworkPolicy(config.allow, { lookup: opts.lookup }));

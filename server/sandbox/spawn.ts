@@ -65,6 +65,8 @@ export interface SpawnSettings {
   etcDir: string;
   /** Host user to run as, or undefined to stay the service's user (when it is not root). */
   user?: { uid: number; gid: number };
+  /** Ports of the host's 127.0.0.1 reachable inside at 127.0.0.1 (SLIPWAY_SANDBOX_HOST_PORTS). */
+  hostPorts?: readonly number[];
 }
 
 /**
@@ -183,10 +185,11 @@ export function planSpawn(s: SpawnSettings, req: SandboxRequest): SpawnPlan {
     '--foreground',
     '--config-net',
     // Without these the namespace would reach the host's loopback through the gateway address
-    // (--no-map-gw) and through every port bound on the host (-T/-U auto, pasta's default).
+    // (--no-map-gw) and through every port bound on the host (-T/-U auto, pasta's default). Only
+    // the ports the operator lists reach the host's loopback, at the namespace's own 127.0.0.1.
     '--no-map-gw',
     '-T',
-    'none',
+    s.hostPorts?.length ? s.hostPorts.join(',') : 'none',
     '-U',
     'none',
     '-u',

@@ -65,6 +65,8 @@ export async function attack(t) {
     edge: await dial('127.0.0.1', t.edgePort),
     postgres: await dial('127.0.0.1', 5432),
     apiIpv6: await dial('::1', t.apiPort),
+    // The one port of the host's loopback the operator opened (SLIPWAY_SANDBOX_HOST_PORTS).
+    openedPort: t.openedPort ? await dial('127.0.0.1', t.openedPort) : 'not asked',
     gateway: await Promise.all(t.gateways.map((g) => dial(g, t.apiPort))),
     hostAddresses: await Promise.all(t.hostAddresses.map((a) => dial(a, t.apiPort))),
     metadata: await dial('169.254.169.254', 80),

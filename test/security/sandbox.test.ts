@@ -1,5 +1,5 @@
 import { existsSync, readFileSync, rmSync } from 'node:fs';
-import { connect, createServer, type Server } from 'node:net';
+import { connect, createServer, type AddressInfo, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hostAddresses } from '../../server/sandbox/network-policy.ts';
@@ -32,6 +32,7 @@ interface Results {
   edge: string;
   postgres: string;
   apiIpv6: string;
+  openedPort: string;
   gateway: string[];
   hostAddresses: string[];
   metadata: string;
@@ -53,10 +54,17 @@ describe.skipIf(!available)('tenant code is contained', () => {
   // Listeners on the host that tenant code must not reach: an abstract and a path unix socket.
   const sockets: Server[] = [];
 
+  // A service on the host's loopback that the operator opens to tenant code.
+  let opened: Server;
+
   beforeAll(async () => {
+    opened = createServer((c) => c.end('opened'));
+    await new Promise<void>((resolve) => opened.listen(0, '127.0.0.1', resolve));
+    const openedPort = (opened.address() as AddressInfo).port;
     s = await startStack({
       env: {
         SLIPWAY_SANDBOX_ALLOW: REGISTRY_ALLOW,
+        SLIPWAY_SANDBOX_HOST_PORTS: String(openedPort),
         SLIPWAY_SANDBOX_PROCESSES: '64',
         SLIPWAY_SANDBOX_DISK: '100MiB',
         SLIPWAY_SANDBOX_TMP_SIZE: '16MiB',
@@ -76,6 +84,7 @@ describe.skipIf(!available)('tenant code is contained', () => {
       outsideFile,
       apiPort: Number(new URL(s.apiUrl).port),
       edgePort: s.edgePort,
+      openedPort,
       gateways: own.filter((a) => a.address.endsWith('.1')).map((a) => a.address),
       hostAddresses: own.map((a) => a.address),
       abstractSocket: `${marker}-abstract`,
@@ -89,7 +98,7 @@ describe.skipIf(!available)('tenant code is contained', () => {
   }, 60_000);
   afterAll(async () => {
     await s?.stop();
-    await Promise.all(sockets.map((server) => new Promise((r) => server.close(r))));
+    await Promise.all([...sockets, opened].map((server) => new Promise((r) => server?.close(r))));
     repos.forEach((r) => r.remove());
     rmSync(outsideFile, { force: true });
   });
@@ -174,6 +183,8 @@ describe.skipIf(!available)('tenant code is contained', () => {
       expect(results.edge).toBe('ECONNREFUSED');
       expect(results.postgres).toBe('ECONNREFUSED');
       expect(results.apiIpv6).toBe('ECONNREFUSED');
+      // Only the port the operator opened reaches the host's loopback.
+      expect(results.openedPort).toBe('connected');
     });
     it("cannot reach the host through the gateway or the host's own addresses", () => {
       for (const r of [...results.gateway, ...results.hostAddresses]) expect(r).toBe('ECONNREFUSED');

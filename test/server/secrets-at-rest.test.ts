@@ -289,9 +289,8 @@ describe('an upgrade from a version that kept secrets in plaintext', () => {
 });
 
 /**
- * The clone still gets the credentials. The repository is served over real smart HTTP on
- * 127.0.0.1, which needs SLIPWAY_SANDBOX_ALLOW, and the sandbox's network cannot reach the host's
- * loopback: this build runs unsandboxed (the credentials' path is the same either way).
+ * The clone still gets the credentials: a real git smart-HTTP server on 127.0.0.1 that wants
+ * them, reached from inside the sandbox through SLIPWAY_SANDBOX_HOST_PORTS.
  */
 describe('a build of a repository that needs credentials', () => {
   let s: Stack;
@@ -302,7 +301,7 @@ describe('a build of a repository that needs credentials', () => {
   beforeAll(async () => {
     repo = createGitRepo({ files: { 'index.html': '<h1>private</h1>' } });
     git = await startGitHttpServer(repo.dir, { auth: (u, p) => u === 'x-access-token' && p === password });
-    s = await startStack({ env: { SLIPWAY_SANDBOX: 'off', SLIPWAY_SANDBOX_ALLOW: '127.0.0.1' } });
+    s = await startStack({ env: { SLIPWAY_SANDBOX_HOST_PORTS: new URL(git.url).port } });
   });
   afterAll(async () => {
     await s?.stop();

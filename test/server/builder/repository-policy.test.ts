@@ -54,6 +54,7 @@ describe('repository policy', () => {
       dataDir: join(root, 'data'),
       artifactsDir: join(root, 'artifacts'),
       allow: [],
+      hostPorts: [],
       ...over,
     });
   });
@@ -225,6 +226,36 @@ describe('repository policy', () => {
       }
       expect(await full('git://127.0.0.2/web.git', { allow })).toBe(`127.0.0.2 ${UNREACHABLE}`);
       expect(await full('git://git.internal/web.git', { allow: ['git.internal'] })).toBeNull();
+    });
+
+    it("lets through this host's 127.0.0.1 at the ports of SLIPWAY_SANDBOX_HOST_PORTS, and only there", async () => {
+      const hostPorts = repositorySettings(loadConfig({ SLIPWAY_SANDBOX_HOST_PORTS: '8418,3001' })).hostPorts;
+      expect(hostPorts).toEqual([8418, 3001]);
+      for (const url of [
+        'http://127.0.0.1:8418/web.git',
+        'git://127.0.0.1:3001/web.git',
+        'ssh://git@127.0.0.1:3001/web.git',
+        'http://x-access-token:abc@127.0.0.1:8418/web.git',
+        'http://loopback.test:8418/web.git',
+      ]) {
+        expect(await full(url, { hostPorts }), url).toBeNull();
+        if (!url.includes('.test')) {
+          expect(await staticRepositoryRefusal(url, settings({ hostPorts })), url).toBeNull();
+        }
+      }
+      for (const [url, host] of [
+        ['http://127.0.0.1:8419/web.git', '127.0.0.1'],
+        ['http://127.0.0.1/web.git', '127.0.0.1'],
+        ['http://127.0.0.2:8418/web.git', '127.0.0.2'],
+        ['http://10.0.0.7:8418/web.git', '10.0.0.7'],
+        ['git@127.0.0.1:web.git', '127.0.0.1'],
+      ]) {
+        expect(await full(url!, { hostPorts }), url).toBe(`${host} ${UNREACHABLE}`);
+      }
+      expect(await full('http://mixed.test:8418/web.git', { hostPorts })).toMatch(/^mixed.test resolves to/);
+      expect(() => loadConfig({ SLIPWAY_SANDBOX_HOST_PORTS: '80,70000' })).toThrow(
+        'SLIPWAY_SANDBOX_HOST_PORTS must be a comma-separated list of TCP ports (1 to 65535), e.g. 4873,3001',
+      );
     });
 
     it('resolves names and refuses one with any refused address, without saying which', async () => {
