@@ -30,10 +30,17 @@ const DOCUMENTATION: Rule[] = [
   ['203.0.113.0', 24, 'ipv4'],
   ['2001:db8::', 32, 'ipv6'],
 ];
-/** IPv4-mapped and NAT64 IPv6 addresses would reach IPv4 ranges by another name. */
+/**
+ * IPv4-mapped, NAT64, 6to4 and Teredo IPv6 addresses would reach IPv4 ranges by another name.
+ * The webhook guard checks the IPv4 address they embed (ssrf.ts); nftables rules match ranges,
+ * so tenant code gets none of them (6to4 and Teredo are all but retired on the public internet).
+ */
 const TRANSLATED: Rule[] = [
   ['::ffff:0:0', 96, 'ipv6'],
   ['64:ff9b::', 96, 'ipv6'],
+  ['64:ff9b:1::', 48, 'ipv6'],
+  ['2002::', 16, 'ipv6'],
+  ['2001::', 32, 'ipv6'],
 ];
 
 const toRange = ([address, prefix, family]: Rule): Range => ({

@@ -1,5 +1,6 @@
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { BlockList, isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 /** One address a host name resolved to. */
 export interface ResolvedAddress {
@@ -86,12 +87,41 @@ const BLOCKS: [string, BlockList][] = CATEGORIES.map(([reason, rules]) => {
   return [reason, list];
 });
 
+const v4 = (b: number[]) => b.join('.');
+
+/**
+ * IPv6 ranges that carry an IPv4 address a packet ends up at: NAT64 (64:ff9b::/96, RFC 6052,
+ * and the local-use 64:ff9b:1::/48 of RFC 8215 with the /48 layout, which skips the u-octet),
+ * 6to4 (2002::/16) and Teredo (2001::/32: the server at bits 32-63, the client inverted in the
+ * last 32 bits). Each gets the IPv4 rules of the address it embeds.
+ */
+const TRANSLATIONS: [network: string, prefix: number, embedded: (b: number[]) => string[]][] = [
+  ['64:ff9b::', 96, (b) => [v4(b.slice(12, 16))]],
+  ['64:ff9b:1::', 48, (b) => [v4([b[6]!, b[7]!, b[9]!, b[10]!])]],
+  ['2002::', 16, (b) => [v4(b.slice(2, 6))]],
+  ['2001::', 32, (b) => [v4(b.slice(4, 8)), v4(b.slice(12, 16).map((x) => x ^ 0xff))]],
+];
+
+/** The IPv4 addresses an IPv6 address of a translation range stands for; [] for any other. */
+export function embeddedIPv4(address: string): string[] {
+  if (isIP(address) !== 6) return [];
+  const parsed = ipaddr.IPv6.parse(address);
+  for (const [network, prefix, embedded] of TRANSLATIONS) {
+    if (parsed.match(ipaddr.IPv6.parse(network), prefix)) return embedded(parsed.toByteArray());
+  }
+  return [];
+}
+
 /** Why an address may not receive webhooks ("a private address"), or null for a public address. */
 export function blockedReason(address: string): string | null {
   const family = isIP(address);
   if (family === 0) return 'not an IP address';
   const type = family === 4 ? 'ipv4' : 'ipv6';
   for (const [reason, list] of BLOCKS) if (list.check(address, type)) return reason;
+  for (const inner of embeddedIPv4(address)) {
+    const reason = blockedReason(inner);
+    if (reason) return `${reason} (${inner}, embedded in this IPv6 address)`;
+  }
   return null;
 }
 

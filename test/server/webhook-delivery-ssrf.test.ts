@@ -39,6 +39,16 @@ describe('the SSRF rule', () => {
     ['::ffff:10.0.0.1', 'a private address'],
     ['::ffff:127.0.0.1', 'a loopback address'],
     ['::ffff:a9fe:a9fe', 'a cloud metadata address'],
+    // NAT64, 6to4 and Teredo carry an IPv4 address the packet ends up at: judged by it.
+    ['64:ff9b::a9fe:a9fe', 'a cloud metadata address (169.254.169.254, embedded in this IPv6 address)'],
+    ['64:ff9b::10.1.2.3', 'a private address (10.1.2.3, embedded in this IPv6 address)'],
+    ['64:ff9b:1:7f00:0:100::', 'a loopback address (127.0.0.1, embedded in this IPv6 address)'],
+    ['2002:a9fe:a9fe::1', 'a cloud metadata address (169.254.169.254, embedded in this IPv6 address)'],
+    ['2002:c0a8:0101::', 'a private address (192.168.1.1, embedded in this IPv6 address)'],
+    // Teredo: the client's address inverted in the last 32 bits (~127.0.0.1 = 80ff:fffe) ...
+    ['2001:0:4136:e378:8000:63bf:80ff:fffe', 'a loopback address (127.0.0.1, embedded in this IPv6 address)'],
+    // ... and the Teredo server's in bits 32 to 63.
+    ['2001:0:0a00:0001::1', 'a private address (10.0.0.1, embedded in this IPv6 address)'],
   ])('refuses %s as %s', (address, reason) => {
     expect(blockedReason(address)).toBe(reason);
   });
@@ -50,6 +60,10 @@ describe('the SSRF rule', () => {
     '100.128.0.1',
     '2606:4700:4700::1111',
     '::ffff:8.8.8.8',
+    '64:ff9b::808:808',
+    '2002:0808:0808::1',
+    '2001:0:4136:e378:8000:63bf:f7f7:f7f7',
+    '2001:4860:4860::8888',
   ])('lets %s through', (address) => {
     expect(blockedReason(address)).toBeNull();
   });
