@@ -37,6 +37,9 @@ export interface Match {
  */
 export function matchPath(manifest: Manifest, path: string, spa: boolean): Match | null {
   const files = manifest.files;
+  if (isPrivatePath(path)) {
+    return files['/404.html'] ? { path: '/404.html', file: files['/404.html'], status: 404 } : null;
+  }
   const candidates = path.endsWith('/')
     ? [`${path}index.html`, ...(path === '/' ? [] : [`${path.slice(0, -1)}.html`])]
     : [path, `${path}.html`, `${path}/index.html`];
@@ -49,6 +52,18 @@ export function matchPath(manifest: Manifest, path: string, spa: boolean): Match
   }
   if (files['/404.html']) return { path: '/404.html', file: files['/404.html'], status: 404 };
   return null;
+}
+
+/**
+ * Files a build output may hold by accident and must never publish: anything in a `.git`
+ * directory (the repository's history, remotes, credentials in `.git/config`) and `.env` files
+ * (`.env`, `.env.local`, `.env.production`...), at any depth. They answer as if absent.
+ */
+export function isPrivatePath(path: string): boolean {
+  return path
+    .toLowerCase()
+    .split('/')
+    .some((segment) => segment === '.git' || segment === '.env' || segment.startsWith('.env.'));
 }
 
 /** The path of a request URL, percent-decoded; null when it cannot be decoded. */

@@ -68,6 +68,12 @@ describe('edge: static deployments', () => {
       'letters.txt': TEXT,
       'empty.txt': '',
       'video/big.bin': BIG,
+      '.env': 'DATABASE_PASSWORD=hunter2',
+      '.env.production': 'API_KEY=secret',
+      'docs/.git/config': '[remote "origin"]\n  url = https://x-access-token:ghp_leak@github.com/o/r.git',
+      '.git/HEAD': 'ref: refs/heads/main',
+      '.well-known/security.txt': 'Contact: mailto:security@example.com',
+      '.environment.html': '<h1>a page about the environment</h1>',
     });
     const web = await insertProject(t, alice.orgId, { name: 'web' });
     const live = await insertDeployment(t, web.id, { artifact_id: artifactId });
@@ -242,6 +248,27 @@ describe('edge: static deployments', () => {
         expect(res.status, path).toBe(200);
         expect(res.text, path).toBe(body);
       }
+    });
+
+    it('never publishes .git or .env files, at any depth, and still serves other dotfiles', async () => {
+      for (const path of [
+        '/.env',
+        '/.env.production',
+        '/.ENV',
+        '/%2eenv',
+        '/docs/.git/config',
+        '/.git/HEAD',
+        '/.git/',
+        '/.git',
+      ]) {
+        const res = await get('web.localhost', path);
+        expect(res.status, path).toBe(404);
+        expect(res.text, path).toBe(NOT_FOUND);
+      }
+      expect((await get('web.localhost', '/.well-known/security.txt')).status).toBe(200);
+      expect((await get('web.localhost', '/.environment')).text).toBe(
+        '<h1>a page about the environment</h1>',
+      );
     });
 
     it('answers an unknown path with the app’s own 404.html and status 404', async () => {
