@@ -40,7 +40,7 @@ export interface StoreLimits {
   maxFiles: number;
   /** Paths relative to the directory that are left out, with everything under them (`.git`). */
   exclude?: string[];
-  /** Told about each symbolic link left out. */
+  /** Told about each file left out: symbolic links, special files, names that are not UTF-8. */
   onSkip?: (path: string, reason: string) => void;
 }
 
@@ -71,6 +71,16 @@ interface Entry {
   absolute: string;
   sitePath: string;
   size: number;
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+function utf8(name: Buffer): string | null {
+  try {
+    return strictUtf8.decode(name);
+  } catch {
+    return null;
+  }
 }
 
 async function hashFile(path: string): Promise<string> {
@@ -130,10 +140,17 @@ export function createArtifactStore(root: string, opts: { now?: () => Date } = {
     const entries: Entry[] = [];
     let totalBytes = 0;
     const walk = async (current: string): Promise<void> => {
-      const children = await readdir(current, { withFileTypes: true });
-      children.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      const children = await readdir(current, { withFileTypes: true, encoding: 'buffer' });
+      children.sort((a, b) => Buffer.compare(a.name, b.name));
       for (const child of children) {
-        const absolute = join(current, child.name);
+        // A name that is not UTF-8 cannot be a URL path, nor be opened again by its decoded form.
+        const name = utf8(child.name);
+        if (name === null) {
+          const shown = '/' + join(relative(dir, current), child.name.toString('utf8')).split(sep).join('/');
+          limits.onSkip?.(shown, 'file name is not valid UTF-8');
+          continue;
+        }
+        const absolute = join(current, name);
         if (excluded.has(absolute)) continue;
         const sitePath = '/' + relative(dir, absolute).split(sep).join('/');
         // A link could point anywhere on the build machine (`ln -s /etc/passwd`): never follow one.

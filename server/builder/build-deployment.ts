@@ -231,11 +231,11 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
       maxFiles: opts.maxOutputFiles ?? DEFAULT_MAX_FILES,
       // A static site served from the root must not publish its history or its dependencies.
       exclude: atRoot ? (fw.kind === 'node' ? ['.git'] : ['.git', 'node_modules']) : [],
-      onSkip: (path) => skipped.push(path),
+      onSkip: (path, reason) => skipped.push(`${path} (${reason})`),
     });
     if (skipped.length > 0) {
       const some = skipped.slice(0, 5).join(', ') + (skipped.length > 5 ? ', ...' : '');
-      info(`Left out ${skipped.length} symbolic links or special files (links are never followed): ${some}`);
+      info(`Left out ${skipped.length} files that cannot be published (links are never followed): ${some}`);
     }
     const durationMs = Date.now() - started;
     info(`Stored ${stored.fileCount} files (${describeBytes(stored.totalBytes)})`);

@@ -15,3 +15,19 @@ export class BuildTimeoutError extends BuildError {
 export class BuildCancelledError extends BuildError {
   override name = 'BuildCancelledError';
 }
+
+/**
+ * `message` with the service's own directories replaced by names a tenant may read (an error
+ * from the file system names absolute paths: `lstat '/var/lib/slipway/workspaces/...'`). The
+ * longest path is replaced first, so a workspace inside the data directory reads as the workspace.
+ */
+export function hideHostPaths(
+  message: string,
+  dirs: readonly (readonly [path: string, shownAs: string])[],
+): string {
+  let out = message;
+  for (const [path, shownAs] of [...dirs].sort((a, b) => b[0].length - a[0].length)) {
+    if (path.length > 1) out = out.split(path).join(shownAs);
+  }
+  return out;
+}

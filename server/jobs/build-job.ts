@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Selectable } from 'kysely';
 import { ApiError } from '../../api/errors.ts';
 import type { ArtifactStore } from '../builder/artifacts.ts';
-import { BuildError } from '../builder/build-error.ts';
+import { BuildError, hideHostPaths } from '../builder/build-error.ts';
 import { buildDeployment } from '../builder/build-deployment.ts';
 import { repositoryRefusal, repositorySettings } from '../builder/repository-policy.ts';
 import type { DeploymentRuntime } from '../edge/resolve-host.ts';
@@ -77,7 +77,7 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
           if (err instanceof BuildError) await failQuietly(deploymentId, err.message);
           return;
         }
-        logs.push('error', `Internal error: ${(err as Error).message}`);
+        logs.push('error', `Internal error: ${shown(deploymentId, (err as Error).message)}`);
         await logs.flush();
         throw err;
       } finally {
@@ -91,9 +91,19 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
     },
   };
 
+  /** What tenants read of an error: no paths of the service's own directories. */
+  function shown(deploymentId: string, message: string): string {
+    return hideHostPaths(message, [
+      [join(deps.config.workspacesDir, deploymentId), '<workspace>'],
+      [deps.config.workspacesDir, '<workspaces>'],
+      [deps.config.artifactsDir, '<artifacts>'],
+      [deps.config.dataDir, '<data>'],
+    ]);
+  }
+
   async function failQuietly(deploymentId: string, message: string) {
     try {
-      await markFailed(deps, deploymentId, message);
+      await markFailed(deps, deploymentId, shown(deploymentId, message));
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
     }

@@ -182,8 +182,29 @@ describe('buildDeployment', () => {
     if (result instanceof Error) throw result;
     expect(Object.keys((await artifacts.readManifest(result.artifactId))!.files)).toEqual(['/index.html']);
     expect(text).toContain(
-      'Left out 1 symbolic links or special files (links are never followed): /passwd.txt',
+      'Left out 1 files that cannot be published (links are never followed): /passwd.txt (symbolic link)',
     );
+  });
+
+  it('leaves a file whose name is not UTF-8 out, says so, and shows no host path', async () => {
+    const repo = createGitRepo({
+      files: {
+        'package.json': JSON.stringify({ scripts: { build: 'node build.mjs' } }),
+        // The build writes dist/caf\xe9.txt: Latin-1, not UTF-8.
+        'build.mjs': [
+          "import { mkdirSync, writeFileSync } from 'node:fs';",
+          "mkdirSync('dist', { recursive: true });",
+          "writeFileSync('dist/index.html', '<h1>names</h1>');",
+          "writeFileSync(Buffer.from('dist/caf\\xe9.txt', 'latin1'), 'latin-1 name');",
+        ].join('\n'),
+      },
+    });
+    repos.push(repo);
+    const { result, text } = await build(repo);
+    if (result instanceof Error) throw result;
+    expect(Object.keys((await artifacts.readManifest(result.artifactId))!.files)).toEqual(['/index.html']);
+    expect(text.join('\n')).toContain('/caf\ufffd.txt (file name is not valid UTF-8)');
+    expect(text.join('\n')).not.toContain('ENOENT');
   });
 
   it("follows the project's framework setting", async () => {
