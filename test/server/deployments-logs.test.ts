@@ -11,6 +11,7 @@ import {
 } from '../../server/services/deployments/deployment-state.ts';
 import { streamLogs } from '../../server/services/deployments/follow-logs.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
+import { addMember } from '../helpers/members.ts';
 
 interface SseEvent {
   id?: string;
@@ -256,6 +257,46 @@ describe('deployment logs', () => {
       expect(lines(rest)).toEqual(['b', 'c']);
       expect(rest).toContain('event: end');
     });
+
+    it('ends a stream within seconds once its reader is removed from the organization or its token revoked', async () => {
+      const id = await deployment();
+      await markBuilding(t.deps, id);
+      const url = `${base}/v1/deployments/${id}/logs?follow=true`;
+      const removed = await t.user();
+      const revoked = await t.user();
+      for (const u of [removed, revoked]) await addMember(t, alice.orgId, u, 'viewer');
+      const a = await openStream(url, auth(removed));
+      const b = await openStream(url, auth(revoked));
+      expect([a.res.status, b.res.status]).toEqual([200, 200]);
+      await appendLog(t.deps, id, 'build', ['before']);
+      await Promise.all([
+        a.until((s) => lines(s).includes('before')),
+        b.until((s) => lines(s).includes('before')),
+      ]);
+
+      const removal = await t.call(
+        alice,
+        'DELETE',
+        `/v1/organizations/${alice.orgId}/members/${removed.email}`,
+      );
+      expect(removal.status).toBe(200);
+      const tokens = await t.call(revoked, 'GET', '/v1/user/tokens');
+      const revocation = await t.call(revoked, 'DELETE', `/v1/user/tokens/${tokens.body.data[0].id}`);
+      expect(revocation.status).toBe(200);
+      await appendLog(t.deps, id, 'build', ['after']);
+
+      // Access is checked again every five seconds: both streams end well within eight.
+      const [endA, endB] = await Promise.all([a.until(() => a.done, 8000), b.until(() => b.done, 8000)]);
+      expect(endA).toContain(': no longer a member of the organization\n\n');
+      expect(endB).toContain(': the token was revoked\n\n');
+      // A reconnection gets the API's answer in words.
+      expect((await fetch(url, { headers: auth(removed) })).status).toBe(404);
+      expect((await fetch(url, { headers: auth(revoked) })).status).toBe(401);
+      // The deployment's other readers go on.
+      const stays = await openStream(url, auth(alice));
+      await stays.until((s) => lines(s).includes('after'));
+      stays.abort();
+    }, 20_000);
 
     it('answers errors as JSON before the stream starts', async () => {
       const id = await deployment();

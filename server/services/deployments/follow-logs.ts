@@ -1,4 +1,5 @@
 import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
+import { ApiError } from '../../../api/errors.ts';
 import type { LogStreamEnd, LogType } from '../../../api/schemas/deployments.ts';
 import type { Actor, Deps } from '../deps.ts';
 import { onDeploymentActivity } from './deployment-activity.ts';
@@ -19,6 +20,12 @@ export interface StreamOptions {
   heartbeatMs?: number;
   /** Headers to send along with the stream's own (request id, rate limit). */
   headers?: OutgoingHttpHeaders;
+  /**
+   * Asked every `accessCheckMs` whether the reader may still read: null, or why not (the member
+   * was removed, the token revoked), which ends the stream.
+   */
+  checkAccess?: () => Promise<string | null>;
+  accessCheckMs?: number;
 }
 
 const BATCH = 1000;
@@ -51,6 +58,8 @@ export async function streamLogs(
 ): Promise<void> {
   const pollMs = opts.pollMs ?? 250;
   const heartbeatMs = opts.heartbeatMs ?? 15_000;
+  const accessCheckMs = opts.accessCheckMs ?? 5_000;
+  let accessCheckedAt = Date.now();
   let closed = false;
   let poked = false;
   let wake: (() => void) | undefined;
@@ -133,6 +142,15 @@ export async function streamLogs(
       // A deleted project's deployment never finishes: close without claiming a final state.
       if (!state || state.deleted_at !== null) return;
       await rest();
+      if (opts.checkAccess && Date.now() - accessCheckedAt >= accessCheckMs) {
+        accessCheckedAt = Date.now();
+        const refusal = await opts.checkAccess();
+        if (refusal) {
+          // A comment, then the end: a client that reconnects gets the API's 401 or 404 in words.
+          await send(`: ${refusal}\n\n`);
+          return;
+        }
+      }
     }
   } catch (err) {
     deps.log.error({ err, deploymentId }, 'log stream failed');
@@ -159,5 +177,30 @@ export async function followLogs(
   const { res, headers } = open();
   const present: OutgoingHttpHeaders = {};
   for (const [name, value] of Object.entries(headers)) if (value !== undefined) present[name] = value;
-  await streamLogs(deps, res, deployment.id, { ...q, headers: present });
+  await streamLogs(deps, res, deployment.id, {
+    ...q,
+    headers: present,
+    checkAccess: () => stillAllowed(deps, actor, deployment.id),
+  });
+}
+
+/**
+ * Whether a reader may go on reading, asked of the database itself (not the token cache), so a
+ * revocation or a removal made by any process ends the streams of every process.
+ */
+async function stillAllowed(deps: Deps, actor: Actor, deploymentId: string): Promise<string | null> {
+  const token = await deps.db
+    .selectFrom('tokens')
+    .select('id')
+    .where('id', '=', actor.tokenId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
+  if (!token) return 'the token was revoked';
+  try {
+    await requireDeployment(deps, actor, deploymentId, 'viewer');
+    return null;
+  } catch (err) {
+    if (err instanceof ApiError) return 'no longer a member of the organization';
+    throw err;
+  }
 }
