@@ -23,10 +23,11 @@ const UNAVAILABLE_CODES = new Set([
 
 /**
  * node-postgres reports a dropped connection and a full pool's wait running out as plain Errors
- * without a code; only the message tells them apart from a bug.
+ * without a code; only the message tells them apart from a bug. A server restarting can also
+ * reset a connection mid-read (`read ECONNRESET`), and a job keeps only the message.
  */
 const UNAVAILABLE_MESSAGES =
-  /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended unexpectedly|the database system is (starting up|shutting down)|terminating connection due to administrator command/i;
+  /read ECONNRESET|Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|Connection ended unexpectedly|the database system is (starting up|shutting down)|terminating connection due to administrator command/i;
 
 /** True for an error that means "the database cannot be reached right now", not a bug. */
 export function isDatabaseUnavailable(err: unknown): boolean {
