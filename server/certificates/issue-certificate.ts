@@ -16,7 +16,7 @@ export const defaultSource: CertificateSource = async (deps, domain) => {
     { domain },
     `No SLIPWAY_ACME_DIRECTORY is set: issued a self-signed certificate for ${domain}, for local use only (browsers will warn). Set SLIPWAY_ACME_DIRECTORY to get certificates from an ACME CA such as Let's Encrypt.`,
   );
-  return createSelfSignedCertificate(domain, deps.clock.now());
+  return await createSelfSignedCertificate(domain, deps.clock.now());
 };
 
 export type IssueOutcome = 'issued' | 'failed' | 'skipped';

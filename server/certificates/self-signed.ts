@@ -1,19 +1,5 @@
-import { generateKeyPairSync, randomBytes, sign } from 'node:crypto';
-import {
-  bitString,
-  boolean,
-  explicit,
-  implicitPrimitive,
-  objectIdentifier,
-  octetString,
-  sequence,
-  set,
-  smallInteger,
-  time,
-  toPem,
-  unsignedInteger,
-  utf8String,
-} from './der.ts';
+import { KeyObject, randomBytes, webcrypto } from 'node:crypto';
+import * as x509 from '@peculiar/x509';
 import type { IssuedCertificate } from './issued-certificate.ts';
 
 /** The organisation name of every self-signed certificate, so people can tell them apart. */
@@ -21,65 +7,47 @@ export const SELF_SIGNED_ORGANIZATION = 'Slipway self-signed';
 /** Like Let's Encrypt's, so renewal runs the same way. */
 export const SELF_SIGNED_VALIDITY_DAYS = 90;
 
-const OID = {
-  commonName: '2.5.4.3',
-  organizationName: '2.5.4.10',
-  ecdsaWithSha256: '1.2.840.10045.4.3.2',
-  subjectAltName: '2.5.29.17',
-  basicConstraints: '2.5.29.19',
-  extKeyUsage: '2.5.29.37',
-  serverAuth: '1.3.6.1.5.5.7.3.1',
-};
+const ALGORITHM = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
 
-const attribute = (oid: string, value: string) => set(sequence(objectIdentifier(oid), utf8String(value)));
-const extension = (oid: string, critical: boolean, value: Buffer) =>
-  sequence(objectIdentifier(oid), ...(critical ? [boolean(true)] : []), octetString(value));
+/** X.509 keeps whole seconds. */
+const wholeSeconds = (d: Date) => new Date(Math.floor(d.getTime() / 1000) * 1000);
 
 /**
  * A self-signed certificate for `domain` with a new P-256 key, for local use when no ACME
  * directory is configured. Browsers warn about it; `curl --cacert <cert>` and Node's `ca`
  * option accept it, which is why it is marked as a CA of itself (as `openssl req -x509` does).
+ * Encoded by @peculiar/x509 (which acme-client uses too) on Node's own WebCrypto.
  */
-export function createSelfSignedCertificate(domain: string, now: Date): IssuedCertificate {
-  const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'prime256v1' });
-  const spki = publicKey.export({ type: 'spki', format: 'der' });
-  const name = sequence(
-    attribute(OID.organizationName, SELF_SIGNED_ORGANIZATION),
-    attribute(OID.commonName, domain),
-  );
-  const algorithm = sequence(objectIdentifier(OID.ecdsaWithSha256));
+export async function createSelfSignedCertificate(domain: string, now: Date): Promise<IssuedCertificate> {
+  const keys = await webcrypto.subtle.generateKey(ALGORITHM, true, ['sign', 'verify']);
   const serial = randomBytes(16);
   serial[0] = (serial[0]! & 0x7f) | 0x01; // positive and not starting with zero bytes
   // An hour back, so a client whose clock is a little behind does not see a future certificate.
-  const notBefore = new Date(now.getTime() - 3_600_000);
-  const notAfter = new Date(now.getTime() + SELF_SIGNED_VALIDITY_DAYS * 86_400_000);
-  const tbs = sequence(
-    explicit(0, smallInteger(2)),
-    unsignedInteger(serial),
-    algorithm,
-    name,
-    sequence(time(notBefore), time(notAfter)),
-    name,
-    spki,
-    explicit(
-      3,
-      sequence(
-        extension(OID.subjectAltName, false, sequence(implicitPrimitive(2, Buffer.from(domain, 'ascii')))),
-        extension(OID.basicConstraints, true, sequence(boolean(true))),
-        extension(OID.extKeyUsage, false, sequence(objectIdentifier(OID.serverAuth))),
-      ),
-    ),
+  const notBefore = wholeSeconds(new Date(now.getTime() - 3_600_000));
+  const notAfter = wholeSeconds(new Date(now.getTime() + SELF_SIGNED_VALIDITY_DAYS * 86_400_000));
+  const name = new x509.Name([{ '2.5.4.10': [SELF_SIGNED_ORGANIZATION] }, { '2.5.4.3': [domain] }]);
+  const cert = await x509.X509CertificateGenerator.createSelfSigned(
+    {
+      serialNumber: serial.toString('hex'),
+      name,
+      notBefore,
+      notAfter,
+      signingAlgorithm: ALGORITHM,
+      keys,
+      extensions: [
+        new x509.SubjectAlternativeNameExtension([{ type: 'dns', value: domain }]),
+        new x509.BasicConstraintsExtension(true, undefined, true),
+        new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth]),
+      ],
+    },
+    webcrypto,
   );
-  // Node signs with an EC key in DER form (ECDSA-Sig-Value), which is what X.509 wants.
-  const signature = sign('sha256', tbs, privateKey);
-  const der = sequence(tbs, algorithm, bitString(signature));
   return {
-    certPem: toPem('CERTIFICATE', der),
-    keyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    certPem: cert.toString('pem'),
+    keyPem: KeyObject.from(keys.privateKey).export({ type: 'pkcs8', format: 'pem' }).toString(),
     issuer: `${SELF_SIGNED_ORGANIZATION} (${domain})`,
     selfSigned: true,
-    // X.509 keeps whole seconds.
-    notBefore: new Date(Math.floor(notBefore.getTime() / 1000) * 1000),
-    notAfter: new Date(Math.floor(notAfter.getTime() / 1000) * 1000),
+    notBefore,
+    notAfter,
   };
 }

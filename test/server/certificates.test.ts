@@ -4,12 +4,18 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import {
+  BasicConstraintsExtension,
+  ExtendedKeyUsage,
+  ExtendedKeyUsageExtension,
+  X509Certificate as PeculiarX509Certificate,
+} from '@peculiar/x509';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCertificateJob } from '../../server/certificates/certificate-job.ts';
 import { challengeTokenOf, findChallenge, putChallenge } from '../../server/certificates/challenge-store.ts';
-import { objectIdentifier, octetString, time, unsignedInteger } from '../../server/certificates/der.ts';
 import { issueCertificate } from '../../server/certificates/issue-certificate.ts';
 import { renewCertificates } from '../../server/certificates/renew-certificates.ts';
+import type { IssuedCertificate } from '../../server/certificates/issued-certificate.ts';
 import { createSelfSignedCertificate } from '../../server/certificates/self-signed.ts';
 import { createSniCache } from '../../server/certificates/sni-cache.ts';
 import { createEdgeServer } from '../../server/edge/server.ts';
@@ -62,24 +68,16 @@ describe('configuration', () => {
   });
 });
 
-describe('DER encoding', () => {
-  it('encodes integers, object identifiers, times and long lengths as X.509 wants', () => {
-    expect(unsignedInteger(Buffer.from([0x00, 0x00, 0x7f])).toString('hex')).toBe('02017f');
-    expect(unsignedInteger(Buffer.from([0x80])).toString('hex')).toBe('02020080');
-    expect(objectIdentifier('1.2.840.10045.4.3.2').toString('hex')).toBe('06082a8648ce3d040302');
-    expect(time(new Date('2026-11-22T10:00:00Z')).toString('latin1')).toBe('\x17\x0d261122100000Z');
-    expect(time(new Date('2050-01-02T03:04:05Z')).toString('latin1')).toBe('\x18\x0f20500102030405Z');
-    const long = octetString(Buffer.alloc(200));
-    expect(long.subarray(0, 3).toString('hex')).toBe('0481c8');
-    expect(long).toHaveLength(203);
-  });
-});
-
 describe('self-signed certificates', () => {
-  const cert = createSelfSignedCertificate('www.example.com', new Date(NOW));
-  const x509 = new X509Certificate(cert.certPem);
+  let cert: IssuedCertificate;
+  let x509: X509Certificate;
   // Valid now, for the tools that check validity against the real clock.
-  const current = createSelfSignedCertificate('www.example.com', new Date());
+  let current: IssuedCertificate;
+  beforeAll(async () => {
+    cert = await createSelfSignedCertificate('www.example.com', new Date(NOW));
+    x509 = new X509Certificate(cert.certPem);
+    current = await createSelfSignedCertificate('www.example.com', new Date());
+  });
 
   it('names the domain, lasts 90 days and is signed by its own key', () => {
     expect(x509.subject).toBe('O=Slipway self-signed\nCN=www.example.com');
@@ -90,6 +88,13 @@ describe('self-signed certificates', () => {
     expect(new Date(x509.validFrom).toISOString()).toBe('2026-11-22T09:00:00.000Z');
     expect(new Date(x509.validTo).toISOString()).toBe(new Date(Date.parse(NOW) + 90 * DAY).toISOString());
     expect(x509.verify(x509.publicKey)).toBe(true);
+    expect(x509.ca).toBe(true);
+    expect(x509.serialNumber).toMatch(/^[0-9A-F]{32}$/);
+    expect(x509.publicKey.asymmetricKeyDetails).toMatchObject({ namedCurve: 'prime256v1' });
+    const parsed = new PeculiarX509Certificate(cert.certPem);
+    const constraints = parsed.getExtension(BasicConstraintsExtension);
+    expect([constraints?.ca, constraints?.critical]).toEqual([true, true]);
+    expect(parsed.getExtension(ExtendedKeyUsageExtension)?.usages).toEqual([ExtendedKeyUsage.serverAuth]);
     expect(cert).toMatchObject({ selfSigned: true, issuer: 'Slipway self-signed (www.example.com)' });
     // The key is the certificate's.
     expect(createPublicKey(cert.keyPem).export({ type: 'spki', format: 'der' })).toEqual(
