@@ -11,8 +11,17 @@ export interface DeliveryWorkerOptions {
   fetchImpl?: typeof fetch;
   /** Resolves host names to every address; default `dns.lookup(host, { all: true })`. */
   lookup?: LookupAll;
-  /** Deliveries in flight at once in this process. */
+  /** Attempts being worked on at once (the fast lane); default 16. */
   concurrency?: number;
+  /**
+   * An attempt whose receiver has not answered after `slowAfterMs` moves out of the fast lane
+   * into a waiting lane of this size (default 256), freeing its slot: a receiver that hangs costs
+   * a socket, not a place in the queue. Default 250 ms.
+   */
+  slowAfterMs?: number;
+  waitingConcurrency?: number;
+  /** Attempts to one webhook in flight at once in this worker; default 2. */
+  perEndpoint?: number;
   /** How often to look for due deliveries when nothing wakes the worker (retries, other processes). */
   pollMs?: number;
   /** One attempt's deadline; the contract says 10 s. */
@@ -36,14 +45,19 @@ export type DeliveryDeps = Pick<Deps, 'db' | 'clock' | 'config' | 'cipher' | 'lo
 const INACTIVE = 'not sent: the webhook is inactive because its receiver answered 410 Gone';
 
 /**
- * Sends webhook deliveries from the outbox table. It wakes as soon as a transaction in this
+ * Sends webhook deliveries from the outbox table, fairly: at most `perEndpoint` attempts per
+ * webhook, and an attempt whose receiver is slow to answer gives its slot up after `slowAfterMs`,
+ * so receivers that hang (up to `waitingConcurrency` of them) do not delay anyone else's events. It wakes as soon as a transaction in this
  * process that wrote deliveries commits (`queue.notify(DELIVERY_JOB)`), and polls every `pollMs`
  * for retries that came due and for deliveries other processes wrote. Claims are leases on the
  * delivery rows themselves (see claim-deliveries.ts), so any number of workers in any number of
  * processes can run against one database.
  */
 export function startDeliveryWorker(deps: DeliveryDeps, opts: DeliveryWorkerOptions = {}): DeliveryWorker {
-  const concurrency = opts.concurrency ?? 8;
+  const concurrency = opts.concurrency ?? 16;
+  const slowAfterMs = opts.slowAfterMs ?? 250;
+  const waitingConcurrency = opts.waitingConcurrency ?? 256;
+  const perEndpoint = opts.perEndpoint ?? 2;
   const pollMs = opts.pollMs ?? 1000;
   const random = opts.random ?? Math.random;
   const stopping = new AbortController();
@@ -57,6 +71,23 @@ export function startDeliveryWorker(deps: DeliveryDeps, opts: DeliveryWorkerOpti
 
   let running = true;
   const inFlight = new Set<Promise<void>>();
+  /** In-flight attempts by webhook id, for the per-endpoint bound. */
+  const byEndpoint = new Map<string, number>();
+  /** Attempts in the fast lane that have run past `slowAfterMs`, oldest first, waiting to move. */
+  const overdue: Promise<void>[] = [];
+  const waiting = new Set<Promise<void>>();
+  const fastInFlight = () => inFlight.size - waiting.size;
+  /** Moves overdue attempts to the waiting lane while it has room; true when a slot was freed. */
+  const moveOverdue = () => {
+    let moved = false;
+    while (overdue.length > 0 && waiting.size < waitingConcurrency) {
+      const p = overdue.shift()!;
+      if (!inFlight.has(p)) continue;
+      waiting.add(p);
+      moved = true;
+    }
+    if (moved) poke();
+  };
   let wake: (() => void) | null = null;
   // Set by a wake-up that arrives while the loop is busy claiming, so it is not lost.
   let woken = false;
@@ -110,10 +141,22 @@ export function startDeliveryWorker(deps: DeliveryDeps, opts: DeliveryWorkerOpti
   }
 
   function start(d: ClaimedDelivery) {
+    byEndpoint.set(d.webhookId, (byEndpoint.get(d.webhookId) ?? 0) + 1);
+    const slow = setTimeout(() => {
+      overdue.push(p);
+      moveOverdue();
+    }, slowAfterMs);
+    slow.unref();
     const p: Promise<void> = deliver(d)
       .catch((err: unknown) => deps.log.error({ err, delivery: d.id }, 'webhook delivery bookkeeping failed'))
       .finally(() => {
+        clearTimeout(slow);
         inFlight.delete(p);
+        waiting.delete(p);
+        const left = byEndpoint.get(d.webhookId)! - 1;
+        if (left > 0) byEndpoint.set(d.webhookId, left);
+        else byEndpoint.delete(d.webhookId);
+        moveOverdue();
         poke();
       });
     inFlight.add(p);
@@ -123,11 +166,14 @@ export function startDeliveryWorker(deps: DeliveryDeps, opts: DeliveryWorkerOpti
     while (running) {
       woken = false;
       const thisRound = ++round;
-      const capacity = concurrency - inFlight.size;
+      const capacity = concurrency - fastInFlight();
       let claimed: ClaimedDelivery[] = [];
       if (capacity > 0) {
         try {
-          claimed = await claimDueDeliveries(deps.db, deps.clock, capacity);
+          claimed = await claimDueDeliveries(deps.db, deps.clock, capacity, {
+            perEndpoint,
+            inFlight: byEndpoint,
+          });
         } catch (err) {
           deps.log.warn({ err }, 'claiming webhook deliveries failed; retrying');
         }

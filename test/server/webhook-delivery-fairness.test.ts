@@ -1,0 +1,176 @@
+import { performance } from 'node:perf_hooks';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { WebhookEvent } from '../../api/schemas/webhooks.ts';
+import { newId } from '../../server/lib/ids.ts';
+import { markBuilding } from '../../server/services/deployments/deployment-state.ts';
+import { claimDueDeliveries } from '../../server/webhooks/claim-deliveries.ts';
+import { startDeliveryWorker, type DeliveryWorker } from '../../server/webhooks/delivery-worker.ts';
+import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
+import { startStub, type StubServer } from '../helpers/stub-server.ts';
+import { waitFor } from '../helpers/wait-for.ts';
+
+const SECRET = 'whsec-0123456789abcdef';
+
+/**
+ * Receivers that never answer must not delay anyone else's deliveries (issue: 16 hanging
+ * endpoints held all eight slots and a healthy receiver got its event 20 s late).
+ */
+describe('fair webhook delivery', () => {
+  let t: TestApp;
+  let alice: TestUser;
+  let bob: TestUser;
+  const stubs: StubServer[] = [];
+  const workers: DeliveryWorker[] = [];
+  let names = 0;
+
+  beforeAll(async () => {
+    t = await createTestApp({ env: { SLIPWAY_WEBHOOK_ALLOW_PRIVATE: 'true' } });
+    alice = await t.user('alice@example.com');
+    bob = await t.user('bob@example.com');
+    for (const u of [alice, bob]) {
+      await t.deps.db
+        .updateTable('organizations')
+        .set({ plan: 'enterprise' })
+        .where('id', '=', u.orgId)
+        .execute();
+    }
+  });
+  afterEach(async () => {
+    // Abort the attempts still hanging, then close their sockets.
+    await Promise.all(workers.splice(0).map((w) => w.stop(0)));
+    await Promise.all(stubs.splice(0).map((s) => s.close()));
+    await t.deps.db.deleteFrom('webhook_attempts').execute();
+    await t.deps.db.deleteFrom('webhook_deliveries').execute();
+  });
+  afterAll(() => t.close());
+
+  const worker = (opts: Parameters<typeof startDeliveryWorker>[1] = {}) => {
+    // Polling so slow that only wake-ups explain prompt deliveries.
+    const w = startDeliveryWorker(t.deps, { pollMs: 60_000, ...opts });
+    workers.push(w);
+    return w;
+  };
+
+  async function receiver(hang: boolean) {
+    const times: number[] = [];
+    const stub = await startStub((_req, res) => {
+      times.push(performance.now());
+      if (hang) return;
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end('ok');
+    });
+    stubs.push(stub);
+    return { ...stub, times };
+  }
+
+  async function hooked(user: TestUser, url: string, events: readonly WebhookEvent[]) {
+    const p = await t.call(user, 'POST', '/v1/projects', {
+      name: `fair-${++names}`,
+      repositoryUrl: 'https://example.com/repo.git',
+      organizationId: user.orgId,
+      framework: 'static',
+    });
+    expect(p.status).toBe(201);
+    const projectId = p.body.data.id as string;
+    const w = await t.call(user, 'POST', `/v1/projects/${projectId}/webhooks`, {
+      url,
+      events,
+      secret: SECRET,
+    });
+    expect(w.status).toBe(201);
+    return { projectId, webhookId: w.body.data.id as string };
+  }
+
+  const deploy = async (user: TestUser, projectId: string) => {
+    const res = await t.call(user, 'POST', `/v1/projects/${projectId}/deployments`, {});
+    expect(res.status).toBe(201);
+    return res.body.data.id as string;
+  };
+
+  /** Latencies from an event's commit to its arrival at a healthy receiver, one event at a time. */
+  async function healthyLatencies(count: number): Promise<number[]> {
+    const rx = await receiver(false);
+    const { projectId } = await hooked(bob, `${rx.url}/healthy`, ['deployment.building']);
+    const latencies: number[] = [];
+    for (let i = 0; i < count; i++) {
+      const id = await deploy(bob, projectId);
+      const started = performance.now();
+      await markBuilding(t.deps, id);
+      await waitFor(`healthy delivery ${i + 1}`, () => rx.times.length === i + 1, 5_000);
+      latencies.push(rx.times[i]! - started);
+    }
+    return latencies;
+  }
+
+  it("keeps a healthy receiver's p50 under 50 ms while 16 others hang", async () => {
+    const hanging = await receiver(true);
+    for (let i = 0; i < 16; i++) {
+      const { projectId } = await hooked(alice, `${hanging.url}/hang-${i}`, ['deployment.created']);
+      for (let k = 0; k < 3; k++) await deploy(alice, projectId);
+    }
+    worker();
+    // Every hanging endpoint holds as many attempts as it may (two each), none answered.
+    await waitFor('the hanging attempts', () => hanging.times.length === 32, 5_000);
+
+    const latencies = await healthyLatencies(20);
+    latencies.sort((a, b) => a - b);
+    const p50 = latencies[Math.floor(latencies.length / 2)]!;
+    expect(p50).toBeLessThan(50);
+    // All within the hanging attempts' 10 s deadline: nobody waited for a slot to time out.
+    expect(latencies.at(-1)).toBeLessThan(2_000);
+    // The hanging receivers were not given more than two attempts each meanwhile.
+    expect(hanging.times).toHaveLength(32);
+  });
+
+  it('holds at most two attempts per endpoint, and finds other endpoints past its backlog', async () => {
+    const hanging = await receiver(true);
+    const { projectId, webhookId } = await hooked(alice, `${hanging.url}/backlog`, ['deployment.created']);
+    for (let k = 0; k < 6; k++) await deploy(alice, projectId);
+    worker({ concurrency: 4 });
+    await waitFor('two hanging attempts', () => hanging.times.length === 2, 5_000);
+    // A later event to another endpoint is claimed past the four older due ones...
+    const [latency] = await healthyLatencies(1);
+    expect(latency).toBeLessThan(2_000);
+    // ...and that claim round took no more of the backlog.
+    expect(hanging.times).toHaveLength(2);
+    const claimed = await t.deps.db
+      .selectFrom('webhook_deliveries')
+      .select('attempt_count')
+      .where('webhook_id', '=', webhookId)
+      .execute();
+    expect(claimed.map((r) => Number(r.attempt_count)).sort()).toEqual([0, 0, 0, 0, 1, 1]);
+  });
+
+  it('claims the oldest due deliveries of each endpoint within its allowance', async () => {
+    const now = t.deps.clock.now().getTime();
+    const a = newId('whk');
+    const b = newId('whk');
+    const rows = [
+      ...[0, 1, 2, 3, 4].map((i) => ({ hook: a, at: now - 10_000 + i })),
+      { hook: b, at: now - 1_000 },
+    ].map(({ hook, at }) => ({
+      id: newId('whd'),
+      webhook_id: hook,
+      event: 'deployment.created',
+      payload: '{}',
+      status: 'pending' as const,
+      attempt_count: 0,
+      next_attempt_at: new Date(at).toISOString(),
+      created_at: new Date(at).toISOString(),
+      updated_at: new Date(at).toISOString(),
+    }));
+    await t.deps.db.insertInto('webhook_deliveries').values(rows).execute();
+    const first = await claimDueDeliveries(t.deps.db, t.deps.clock, 3, {
+      perEndpoint: 1,
+      inFlight: new Map(),
+    });
+    expect(first.map((d) => d.id).sort()).toEqual([rows[0]!.id, rows[5]!.id].sort());
+    // A's one allowed attempt is in flight: nothing more of A, B has nothing due.
+    const busy = new Map([[a, 1]]);
+    expect(await claimDueDeliveries(t.deps.db, t.deps.clock, 3, { perEndpoint: 1, inFlight: busy })).toEqual(
+      [],
+    );
+    const next = await claimDueDeliveries(t.deps.db, t.deps.clock, 3, { perEndpoint: 2, inFlight: busy });
+    expect(next.map((d) => d.id)).toEqual([rows[1]!.id]);
+  });
+});
