@@ -3,6 +3,7 @@ import { benchApi } from './api.ts';
 import { benchBot } from './bot.ts';
 import { benchBuilds } from './builds.ts';
 import { benchEdge } from './edge.ts';
+import { benchEdgeFlood } from './edge-flood.ts';
 import { benchRecording } from './monitoring.ts';
 import { benchSandbox } from './sandbox.ts';
 import { benchScale } from './scale.ts';
@@ -15,6 +16,7 @@ const suites: Record<string, () => Promise<string>> = {
   api: () => benchApi(seconds),
   builds: () => benchBuilds(),
   edge: () => benchEdge(seconds),
+  'edge-flood': () => benchEdgeFlood(),
   webhooks: () => benchWebhooks(),
   action: () => benchAction(),
   bot: () => benchBot(),

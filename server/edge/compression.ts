@@ -1,9 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { constants, createBrotliCompress, createGzip } from 'node:zlib';
+import pLimit from 'p-limit';
 
 export type Encoding = 'br' | 'gzip';
 
@@ -14,7 +16,12 @@ export const MAX_COMPRESS_BYTES = 32 * 1024 * 1024;
 
 /** Picks br over gzip when the client accepts it (q > 0), else gzip, else null (identity). */
 export function negotiateEncoding(acceptEncoding: string | undefined): Encoding | null {
-  if (!acceptEncoding) return null;
+  return acceptedEncodings(acceptEncoding)[0] ?? null;
+}
+
+/** The encodings the client accepts (q > 0), best first: br, then gzip. */
+export function acceptedEncodings(acceptEncoding: string | undefined): Encoding[] {
+  if (!acceptEncoding) return [];
   const q = new Map<string, number>();
   for (const part of acceptEncoding.split(',')) {
     const [name = '', ...params] = part.trim().toLowerCase().split(';');
@@ -23,9 +30,7 @@ export function negotiateEncoding(acceptEncoding: string | undefined): Encoding 
     q.set(name.trim(), Number.isFinite(value) ? value : 0);
   }
   const accepts = (name: Encoding) => (q.get(name) ?? q.get('*') ?? 0) > 0;
-  if (accepts('br')) return 'br';
-  if (accepts('gzip')) return 'gzip';
-  return null;
+  return (['br', 'gzip'] as const).filter(accepts);
 }
 
 export interface CompressedFile {
@@ -36,16 +41,38 @@ export interface CompressedFile {
 export interface CompressedCache {
   /**
    * The compressed copy of a blob, made once and kept on disk at `<root>/compressed/<hash>.<enc>`;
-   * null when compressing did not make it smaller (then send the original).
+   * null when compressing did not make it smaller (then send the original). Made in the
+   * background queue, so this may wait behind other files.
    */
   get(hash: string, source: string, size: number, encoding: Encoding): Promise<CompressedFile | null>;
+  /**
+   * Queues the copy to be made, unless it is made, being made or queued already, or the queue is
+   * full (a later request asks again). Requests never wait for it.
+   */
+  prepare(hash: string, source: string, size: number, encoding: Encoding): void;
+  /** Drops the copies still queued (the edge is closing); the one being made finishes. */
+  stop(): void;
   /** What `get` settled on for this blob and encoding, when it has; undefined when not known yet. */
   peek(hash: string, encoding: Encoding): CompressedFile | null | undefined;
 }
 
-/** Compressed copies of blobs, shared by every edge process that uses the same artifacts root. */
-export function createCompressedCache(root: string): CompressedCache {
+export interface CompressionOptions {
+  /** Copies made at once; default one less than the cores (at least 1, at most 4). */
+  concurrency?: number;
+  /** Copies waiting to be made; beyond this `prepare` drops the request. Default 1000. */
+  maxQueued?: number;
+}
+
+/**
+ * Compressed copies of blobs, shared by every edge process that uses the same artifacts root.
+ * Copies are made off the request path by a small queue: Brotli at its best quality takes about
+ * a third of a second per 256 KiB, and zlib runs in libuv's thread pool, which file reads share;
+ * one tenant's flood of new files must not stall everyone's reads. See docs/edge.md.
+ */
+export function createCompressedCache(root: string, opts: CompressionOptions = {}): CompressedCache {
   const dir = join(root, 'compressed');
+  const queue = pLimit(opts.concurrency ?? Math.min(4, Math.max(1, availableParallelism() - 1)));
+  const maxQueued = opts.maxQueued ?? 1000;
   const known = new Map<string, Promise<CompressedFile | null>>();
   /** The settled entries of `known`. */
   const settled = new Map<string, CompressedFile | null>();
@@ -63,7 +90,7 @@ export function createCompressedCache(root: string): CompressedCache {
       encoding === 'br'
         ? createBrotliCompress({
             params: {
-              // Quality 11 is the smallest but slow (about 1 MB/s); the first request waits for it.
+              // Quality 11 is the smallest but slow (about 1 MB/s); no request waits for it.
               [constants.BROTLI_PARAM_QUALITY]: size <= 256 * 1024 ? 11 : 5,
               [constants.BROTLI_PARAM_SIZE_HINT]: size,
             },
@@ -80,12 +107,12 @@ export function createCompressedCache(root: string): CompressedCache {
     return done.size < size ? { path, size: done.size } : null;
   };
 
-  return {
+  const cache: CompressedCache = {
     get(hash, source, size, encoding) {
       const key = `${hash}.${encoding}`;
       let entry = known.get(key);
       if (!entry) {
-        const made = make(hash, source, size, encoding);
+        const made = queue(() => make(hash, source, size, encoding));
         entry = made;
         known.set(key, made);
         made.then(
@@ -103,8 +130,17 @@ export function createCompressedCache(root: string): CompressedCache {
       }
       return entry;
     },
+    prepare(hash, source, size, encoding) {
+      if (known.has(`${hash}.${encoding}`) || queue.pendingCount >= maxQueued) return;
+      // A failure (source gone, disk full) is forgotten: the file is sent as it is, and asked again.
+      cache.get(hash, source, size, encoding).catch(() => {});
+    },
     peek(hash, encoding) {
       return settled.get(`${hash}.${encoding}`);
     },
+    stop() {
+      queue.clearQueue();
+    },
   };
+  return cache;
 }

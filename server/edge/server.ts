@@ -78,7 +78,8 @@ function page(
 /** The edge: a plain node:http server that serves every deployment by its Host header. */
 export function createEdgeServer(opts: EdgeServerOptions): Server {
   const artifacts = createArtifactReader(opts.artifactsRoot);
-  const files = createStaticServer({ artifacts, compressed: createCompressedCache(opts.artifactsRoot) });
+  const compressed = createCompressedCache(opts.artifactsRoot);
+  const files = createStaticServer({ artifacts, compressed });
   const proxy = createProxy();
 
   /** Answers a resolved request: at once when it can (a warm static file), else via the promise. */
@@ -293,6 +294,9 @@ export function createEdgeServer(opts: EdgeServerOptions): Server {
         refuseUpgrade(socket, 500);
       });
   });
-  server.on('close', () => proxy.close());
+  server.on('close', () => {
+    proxy.close();
+    compressed.stop();
+  });
   return server;
 }

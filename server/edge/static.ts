@@ -7,7 +7,7 @@ import { cacheControlFor, REVALIDATE } from './cache-control.ts';
 import {
   MAX_COMPRESS_BYTES,
   MIN_COMPRESS_BYTES,
-  negotiateEncoding,
+  acceptedEncodings,
   type CompressedCache,
   type CompressedFile,
   type Encoding,
@@ -229,16 +229,21 @@ export function createStaticServer(opts: StaticServerOptions) {
       }
     };
 
-    // Ranges address the identity bytes, so only whole responses are compressed.
-    const encoding = code !== 206 && compressible ? negotiateEncoding(req.headers['accept-encoding']) : null;
-    if (!encoding) return send(null, null);
-    const known = compressed.peek(file.hash, encoding);
-    if (known !== undefined) return send(known, encoding);
-    // Compression is an optimisation: when it fails (source missing, disk full) send the original.
-    return compressed
-      .get(file.hash, blob, file.size, encoding)
-      .catch(() => null)
-      .then((copy) => send(copy, encoding));
+    // Ranges address the identity bytes, so only whole responses are compressed. A copy not made
+    // yet is queued and this response goes out as it is: compressing never holds a request up.
+    if (code === 206 || !compressible) return send(null, null);
+    const accepted = acceptedEncodings(req.headers['accept-encoding']);
+    for (const encoding of accepted) {
+      const copy = compressed.peek(file.hash, encoding);
+      if (copy) return send(copy, encoding);
+    }
+    // gzip first: it is made in a fraction of Brotli's time, so the next request has something.
+    for (const encoding of accepted.toReversed()) {
+      if (compressed.peek(file.hash, encoding) === undefined) {
+        compressed.prepare(file.hash, blob, file.size, encoding);
+      }
+    }
+    return send(null, null);
   }
 
   /** Answers once the manifest is known: the file the path maps to, or the right page. */

@@ -8,6 +8,7 @@ import { createHostResolver, type HostResolver } from '../../../server/edge/reso
 import { createEdgeServer, type RequestRecord } from '../../../server/edge/server.ts';
 import { newId } from '../../../server/lib/ids.ts';
 import { createTestApp, type TestApp } from '../../helpers/app.ts';
+import { waitFor } from '../../helpers/wait-for.ts';
 import {
   edgeRequest,
   insertDeployment,
@@ -337,9 +338,20 @@ describe('edge: static deployments', () => {
       expect(multi.headers['accept-ranges']).toBe('bytes');
     });
 
-    it('compresses with br or gzip as the client accepts, once, and caches it on disk', async () => {
+    it('compresses with br or gzip as the client accepts, once, in the background, and caches it on disk', async () => {
       const path = '/assets/app-3f2a1b9c.js';
-      const br = await get('web.localhost', path, { headers: { 'accept-encoding': 'gzip, deflate, br' } });
+      // The first request does not wait for compression: it gets the file as it is.
+      const first = await get('web.localhost', path, { headers: { 'accept-encoding': 'gzip, deflate, br' } });
+      expect(first.status).toBe(200);
+      expect(first.headers['content-encoding']).toBeUndefined();
+      expect(first.headers.vary).toBe('Accept-Encoding');
+      expect(first.headers.etag).toBe(`"${sha(APP_JS)}"`);
+      expect(first.text).toBe(APP_JS);
+      let br = first;
+      await waitFor('the Brotli copy', async () => {
+        br = await get('web.localhost', path, { headers: { 'accept-encoding': 'gzip, deflate, br' } });
+        return br.headers['content-encoding'] === 'br';
+      });
       expect(br.status).toBe(200);
       expect(br.headers['content-encoding']).toBe('br');
       expect(br.headers.vary).toBe('Accept-Encoding');
