@@ -39,11 +39,12 @@ function isReadable(path: string): boolean {
   }
 }
 
-/** `15m`, `90s`, `2h` or plain milliseconds. */
+/** `15m`, `90s`, `2h`, `7d` or plain milliseconds. */
 export function parseDuration(v: string): number | null {
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(v.trim());
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$/.exec(v.trim());
   if (!m) return null;
-  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[(m[2] ?? 'ms') as 'ms' | 's' | 'm' | 'h'];
+  const units = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+  const unit = units[(m[2] ?? 'ms') as keyof typeof units];
   return Math.round(Number(m[1]) * unit);
 }
 
@@ -226,6 +227,7 @@ const EnvSchema = z.object({
       "SLIPWAY_ACME_CA_FILE must be a readable PEM file of the CA that signed the ACME server's HTTPS certificate",
     ),
   SLIPWAY_HEALTH_INTERVAL: duration('SLIPWAY_HEALTH_INTERVAL', '60s'),
+  SLIPWAY_DOMAIN_CLAIM_TTL: duration('SLIPWAY_DOMAIN_CLAIM_TTL', '7d'),
   SLIPWAY_RUNTIME_SAMPLE_INTERVAL: duration('SLIPWAY_RUNTIME_SAMPLE_INTERVAL', '10s'),
   SLIPWAY_SANDBOX: z
     .enum(['bubblewrap', 'off'], {
@@ -309,6 +311,8 @@ function toConfig(env: z.infer<typeof EnvSchema>) {
     acmeEmail: env.SLIPWAY_ACME_EMAIL,
     /** Extra CA to trust for the ACME server's own HTTPS (a test CA such as pebble's). */
     acmeCaFile: env.SLIPWAY_ACME_CA_FILE,
+    /** How long a pending (unverified) domain claim lasts before it is removed. */
+    domainClaimTtlMs: env.SLIPWAY_DOMAIN_CLAIM_TTL,
     /** How often production URLs are probed and alert rules evaluated. */
     healthIntervalMs: env.SLIPWAY_HEALTH_INTERVAL,
     /** How often the edge samples the CPU and memory of server apps. */

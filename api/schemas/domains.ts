@@ -45,6 +45,12 @@ export const Domain = z.object({
   sslStatus: z.enum(['pending', 'active', 'failed']),
   /** When the ownership record was first seen; `null` while pending. */
   verifiedAt: Timestamp.nullable(),
+  /**
+   * When a pending claim is removed unless verified by then (`SLIPWAY_DOMAIN_CLAIM_TTL`, 7 days
+   * by default); `null` once verified. Pending claims block no one: the first project to verify
+   * a name gets it.
+   */
+  expiresAt: Timestamp.nullable(),
   /** When the domain was added. */
   createdAt: Timestamp,
   /** Records to configure at the DNS provider. */

@@ -11,7 +11,7 @@ export async function getDomainCertificate(
   host: string,
 ): Promise<DomainCertificate> {
   const { project } = await requireProject(deps, actor, projectId, 'viewer');
-  const domain = await findDomain(deps.db, project.id, host);
+  const domain = await findDomain(deps, project.id, host);
   const cert = await deps.db
     .selectFrom('certificates')
     .select(['issuer', 'self_signed', 'not_before', 'not_after', 'cert_pem'])

@@ -1,11 +1,12 @@
 import type { Deps } from '../services/deps.ts';
+import { deleteExpiredClaims } from '../services/domains/claim-expiry.ts';
 import { evaluateDeploymentFailures } from './deployment-failed-alert.ts';
 import { evaluateErrorRates } from './error-rate-alert.ts';
 import { isStale, type PeriodicJob } from './periodic-jobs.ts';
 import { probeProductionUrls } from './probe-production.ts';
 import { pruneMonitoringData } from './prune.ts';
 
-/** The periodic monitoring run: probes, alert rules, pruning. */
+/** The periodic monitoring run: probes, alert rules, pruning (expired domain claims too). */
 export const MONITORING_TICK_JOB = 'monitoring.tick';
 
 type TickDeps = Pick<Deps, 'db' | 'clock' | 'config' | 'urls' | 'log'>;
@@ -25,6 +26,7 @@ export async function runMonitoringTick(
     ['high_error_rate', () => evaluateErrorRates(deps)],
     ['deployment_failed', () => evaluateDeploymentFailures(deps)],
     ['pruning', () => pruneMonitoringData(deps, periodicKinds)],
+    ['expired_domain_claims', () => deleteExpiredClaims(deps.db, deps.clock, deps.config.domainClaimTtlMs)],
   ];
   let first: Error | undefined;
   for (const [name, step] of steps) {

@@ -1,7 +1,11 @@
 import dns2 from 'dns2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Dns } from '../../server/lib/dns.ts';
+import { tmpdir } from 'node:os';
+import { loadConfig } from '../../server/config.ts';
+import { createHostResolver } from '../../server/edge/resolve-host.ts';
 import { newId } from '../../server/lib/ids.ts';
+import { deleteExpiredClaims } from '../../server/services/domains/claim-expiry.ts';
 import { dnsRecordsFor, EDGE_ADDRESS_HINT } from '../../server/services/domains/dns-records.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { ManualClock } from '../helpers/clock.ts';
@@ -21,6 +25,7 @@ class FakeDns implements Dns {
   }
 }
 
+const DAY = 86_400_000;
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 
 describe('domains', () => {
@@ -113,17 +118,20 @@ describe('domains', () => {
     expect(dnsRecordsFor(named, 'web', 'example.org', 'tok')[1]!.value).toBe(EDGE_ADDRESS_HINT);
   });
 
-  it('refuses a domain already added anywhere in the service (CONFLICT)', async () => {
+  it('refuses a domain added twice to one project (CONFLICT), and says nothing of other projects', async () => {
     const pid = await newProject();
     expect((await add(alice, pid, 'dup.example.com')).status).toBe(201);
     const again = await add(alice, pid, 'dup.example.com');
     expect(again.status).toBe(409);
-    expect(again.body.error.code).toBe('CONFLICT');
+    expect(again.body.error).toMatchObject({
+      code: 'CONFLICT',
+      message: 'Domain dup.example.com is already added to this project',
+    });
+    // Another organization's claim on the same name is its own pending claim, with its own token.
     const elsewhere = await add(mallory, await newProject(mallory), 'dup.example.com');
-    expect(elsewhere.status).toBe(409);
-    expect(elsewhere.body.error.message).toBe(
-      'Domain dup.example.com is already added to a project; remove it there first',
-    );
+    expect(elsewhere.status).toBe(201);
+    expect(elsewhere.body.data.status).toBe('pending');
+    expect(elsewhere.body.data.dnsRecords[0].value).not.toBe(again.body.data?.dnsRecords?.[0]?.value);
   });
 
   it('names bad input', async () => {
@@ -179,6 +187,57 @@ describe('domains', () => {
     };
     const verify = (user: TestUser | null, pid: string, host: string) =>
       t.call(user, 'POST', domains(pid, `/${host}/verify`));
+
+    it('lets the owner verify a name a squatter claimed first; the squatter cannot take it', async () => {
+      // Mallory claims the victim's name first, before its owner does.
+      const squat = await add(mallory, await newProject(mallory), 'app.victim-corp.com');
+      expect(squat.status).toBe(201);
+      const squatPid = squat.body.data.projectId as string;
+      const squatToken = squat.body.data.dnsRecords[0].value as string;
+      // The owner is not blocked, and learns nothing of the other claim.
+      const pid = await newProject();
+      const mine = await add(alice, pid, 'app.victim-corp.com');
+      expect(mine.status).toBe(201);
+      expect(JSON.stringify(mine.body)).not.toContain(mallory.orgId);
+      const token = mine.body.data.dnsRecords[0].value as string;
+      expect(token).not.toBe(squatToken);
+
+      // The owner publishes their value and verifies: the name is theirs and routes to them.
+      fake.answers.set('_slipway-challenge.app.victim-corp.com', [[token]]);
+      const ok = await verify(alice, pid, 'app.victim-corp.com');
+      expect(ok.status).toBe(200);
+      expect(ok.body.data).toMatchObject({ status: 'verified', expiresAt: null });
+      const routed = await createHostResolver(t.deps, { ttlMs: 0 }).resolve('app.victim-corp.com');
+      expect(routed).toMatchObject({ kind: 'no-production', projectId: pid });
+
+      // The squatter's value is not in DNS: still pending, and no certificate is asked for them.
+      const jobsBefore = (await jobsOf()).length;
+      const theirs = await verify(mallory, squatPid, 'app.victim-corp.com');
+      expect(theirs.status).toBe(200);
+      expect(theirs.body.data.status).toBe('pending');
+      // Even with their value published too (they got hold of the DNS), the first verifier keeps it,
+      // and the refusal names no organization or project.
+      fake.answers.set('_slipway-challenge.app.victim-corp.com', [[token], [squatToken]]);
+      const late = await verify(mallory, squatPid, 'app.victim-corp.com');
+      expect(late.status).toBe(409);
+      expect(late.body.error).toEqual({
+        code: 'CONFLICT',
+        message:
+          'Domain app.victim-corp.com is already verified for another project; it must be removed there before it can be verified here',
+      });
+      expect((await jobsOf()).length).toBe(jobsBefore);
+      const rows = await t.deps.db
+        .selectFrom('domains')
+        .select(['project_id', 'status'])
+        .where('domain', '=', 'app.victim-corp.com')
+        .orderBy('created_at')
+        .execute();
+      expect(rows).toEqual([
+        { project_id: squatPid, status: 'pending' },
+        { project_id: pid, status: 'verified' },
+      ]);
+      expect(await createHostResolver(t.deps, { ttlMs: 0 }).resolve('app.victim-corp.com')).toEqual(routed);
+    });
 
     it('stays pending with what was found when the record is missing or wrong', async () => {
       const pid = await newProject();
@@ -355,6 +414,64 @@ describe('domains', () => {
     await add(alice, pid, 'released.example.com');
     expect((await t.call(alice, 'DELETE', `/v1/projects/${pid}`)).status).toBe(200);
     expect((await add(alice, await newProject(), 'released.example.com')).status).toBe(201);
+  });
+
+  // Last: it moves the shared clock a week on.
+  it('expires pending claims after SLIPWAY_DOMAIN_CLAIM_TTL (7 days); verified ones stay', async () => {
+    expect(loadConfig({ SLIPWAY_DATA_DIR: tmpdir() }).domainClaimTtlMs).toBe(7 * DAY);
+    expect(loadConfig({ SLIPWAY_DATA_DIR: tmpdir(), SLIPWAY_DOMAIN_CLAIM_TTL: '2d' }).domainClaimTtlMs).toBe(
+      2 * DAY,
+    );
+    expect(() => loadConfig({ SLIPWAY_DATA_DIR: tmpdir(), SLIPWAY_DOMAIN_CLAIM_TTL: 'a week' })).toThrow(
+      /SLIPWAY_DOMAIN_CLAIM_TTL must be a duration/,
+    );
+
+    const pid = await newProject();
+    const added = await add(alice, pid, 'stale.example.com');
+    expect(added.body.data.expiresAt).toBe(new Date(clock.now().getTime() + 7 * DAY).toISOString());
+    const kept = await add(alice, pid, 'kept.example.com');
+    fake.answers.set('_slipway-challenge.kept.example.com', [[kept.body.data.dnsRecords[0].value]]);
+    expect((await t.call(alice, 'POST', domains(pid, '/kept.example.com/verify'))).body.data.status).toBe(
+      'verified',
+    );
+
+    clock.advance(7 * DAY - 1);
+    expect((await t.call(alice, 'GET', domains(pid))).body.data.map((d: any) => d.domain).sort()).toEqual([
+      'kept.example.com',
+      'stale.example.com',
+    ]);
+    clock.advance(1);
+    // Gone to the API at once: not listed, not verifiable...
+    expect((await t.call(alice, 'GET', domains(pid))).body.data.map((d: any) => d.domain)).toEqual([
+      'kept.example.com',
+    ]);
+    const late = await t.call(alice, 'POST', domains(pid, '/stale.example.com/verify'));
+    expect(late.status).toBe(404);
+    // ...deleted by the monitoring run...
+    expect(await deleteExpiredClaims(t.deps.db, clock, 7 * DAY)).toBeGreaterThanOrEqual(1);
+    const left = await t.deps.db
+      .selectFrom('domains')
+      .select('domain')
+      .where('project_id', '=', pid)
+      .execute();
+    expect(left).toEqual([{ domain: 'kept.example.com' }]);
+    // ...and the name can be claimed again with a new token.
+    const again = await add(alice, pid, 'stale.example.com');
+    expect(again.status).toBe(201);
+    expect(again.body.data.dnsRecords[0].value).not.toBe(added.body.data.dnsRecords[0].value);
+  });
+
+  it('lets a project claim its own expired name again before the sweep', async () => {
+    const pid = await newProject();
+    expect((await add(alice, pid, 'again.example.com')).status).toBe(201);
+    clock.advance(7 * DAY);
+    expect((await add(alice, pid, 'again.example.com')).status).toBe(201);
+    const rows = await t.deps.db
+      .selectFrom('domains')
+      .select('id')
+      .where('domain', '=', 'again.example.com')
+      .execute();
+    expect(rows).toHaveLength(1);
   });
 });
 

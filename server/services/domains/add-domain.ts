@@ -4,10 +4,15 @@ import { newId, randomString } from '../../lib/ids.ts';
 import { isUniqueViolation } from '../../store/errors.ts';
 import { requireProject } from '../access.ts';
 import type { Actor, Deps } from '../deps.ts';
+import { inForce } from './claim-expiry.ts';
 import { isServiceDomain } from './dns-records.ts';
 import { toDomain, type DomainRow } from './to-domain.ts';
 
-/** Adds a custom domain, `pending` until its TXT record is verified. */
+/**
+ * Adds a custom domain as a claim, `pending` until its TXT record is verified. A pending claim
+ * blocks no one: other projects may claim the same name (each gets its own token) and the first
+ * to verify gets it. So adding reveals nothing about other organizations' domains.
+ */
 export async function addDomain(
   deps: Deps,
   actor: Actor,
@@ -38,11 +43,20 @@ export async function addDomain(
     updated_at: now,
   };
   try {
-    await deps.db.insertInto('domains').values(row).execute();
+    await deps.db.transaction().execute(async (tx) => {
+      // This project's own expired claim on the name makes way for the new one.
+      await tx
+        .deleteFrom('domains')
+        .where('project_id', '=', project.id)
+        .where('domain', '=', body.domain)
+        .where((eb) => eb.not(inForce(deps.clock, deps.config.domainClaimTtlMs)(eb)))
+        .execute();
+      await tx.insertInto('domains').values(row).execute();
+    });
   } catch (err) {
-    // Unique across the service; which project holds it is not the caller's business.
+    // One claim per name and project; other projects' claims are not the caller's business.
     if (isUniqueViolation(err)) {
-      throw ApiError.conflict(`Domain ${body.domain} is already added to a project; remove it there first`);
+      throw ApiError.conflict(`Domain ${body.domain} is already added to this project`);
     }
     throw err;
   }

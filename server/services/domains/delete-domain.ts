@@ -11,7 +11,7 @@ export async function deleteDomain(
   host: string,
 ): Promise<string> {
   const { project } = await requireProject(deps, actor, projectId, 'developer');
-  const row = await findDomain(deps.db, project.id, host);
+  const row = await findDomain(deps, project.id, host);
   await deps.db.deleteFrom('domains').where('id', '=', row.id).execute();
   signalRoutingChange();
   return row.domain;

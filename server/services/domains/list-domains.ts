@@ -1,9 +1,10 @@
 import type { Domain, ListDomainsQuery } from '../../../api/schemas/domains.ts';
 import { requireProject } from '../access.ts';
 import type { Actor, Deps } from '../deps.ts';
+import { inForce } from './claim-expiry.ts';
 import { toDomain } from './to-domain.ts';
 
-/** A project's domains, newest first. */
+/** A project's domains, newest first; expired pending claims are left out. */
 export async function listDomains(
   deps: Deps,
   actor: Actor,
@@ -11,7 +12,10 @@ export async function listDomains(
   q: ListDomainsQuery,
 ): Promise<{ items: Domain[]; total: number }> {
   const { project } = await requireProject(deps, actor, projectId, 'viewer');
-  const base = deps.db.selectFrom('domains').where('project_id', '=', project.id);
+  const base = deps.db
+    .selectFrom('domains')
+    .where('project_id', '=', project.id)
+    .where(inForce(deps.clock, deps.config.domainClaimTtlMs));
   const [rows, count] = await Promise.all([
     base
       .selectAll()

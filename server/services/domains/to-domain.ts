@@ -2,6 +2,7 @@ import type { Selectable } from 'kysely';
 import type { Domain } from '../../../api/schemas/domains.ts';
 import type { DomainsTable } from '../../store/schema.ts';
 import type { Deps } from '../deps.ts';
+import { claimExpiresAt } from './claim-expiry.ts';
 import { dnsRecordsFor } from './dns-records.ts';
 
 export type DomainRow = Selectable<DomainsTable>;
@@ -19,6 +20,7 @@ export function toDomain(
     status: row.status,
     sslStatus: row.ssl_status,
     verifiedAt: row.verified_at,
+    expiresAt: claimExpiresAt(row, deps.config.domainClaimTtlMs),
     createdAt: row.created_at,
     dnsRecords: dnsRecordsFor(deps.config, project.production_host, row.domain, row.verification_token),
   };

@@ -1,4 +1,6 @@
+import { ApiError } from '../../../api/errors.ts';
 import type { Domain } from '../../../api/schemas/domains.ts';
+import { isUniqueViolation } from '../../store/errors.ts';
 import { DELIVERY_JOB, recordEvent } from '../../webhooks/outbox.ts';
 import { requireProject } from '../access.ts';
 import type { Actor, Deps } from '../deps.ts';
@@ -12,7 +14,8 @@ import { toDomain } from './to-domain.ts';
 export const CERTIFICATE_JOB = 'domain.certificate';
 
 /**
- * Looks the ownership TXT record up. A match makes the domain `verified`, emits `domain.verified`
+ * Looks the ownership TXT record up (this claim's own value: several projects may claim a name,
+ * each with its own token). A match makes the domain `verified`, emits `domain.verified`
  * and queues the certificate request, all in one transaction; otherwise the domain stays `pending`
  * and the answer says what the resolver saw. An already verified domain is answered unchanged.
  */
@@ -23,7 +26,7 @@ export async function verifyDomain(
   host: string,
 ): Promise<Domain> {
   const { project } = await requireProject(deps, actor, projectId, 'developer');
-  const row = await findDomain(deps.db, project.id, host);
+  const row = await findDomain(deps, project.id, host);
   if (row.status === 'verified') return toDomain(deps, project, row);
 
   const lookup = await lookupChallenge(deps.dns, challengeName(row.domain), row.verification_token);
@@ -39,12 +42,19 @@ export async function verifyDomain(
   const now = deps.clock.now().toISOString();
   const outcome = await deps.db.transaction().execute(async (tx) => {
     // Only the pending -> verified change emits: two concurrent verifies make one event and one job.
+    // A host name is verified for one project at most (a unique index): the first to prove it wins.
     const res = await tx
       .updateTable('domains')
       .set({ status: 'verified', verified_at: now, updated_at: now })
       .where('id', '=', row.id)
       .where('status', '=', 'pending')
-      .executeTakeFirst();
+      .executeTakeFirst()
+      .catch((err: unknown) => {
+        if (!isUniqueViolation(err)) throw err;
+        throw ApiError.conflict(
+          `Domain ${row.domain} is already verified for another project; it must be removed there before it can be verified here`,
+        );
+      });
     if (Number(res.numUpdatedRows) !== 1) return { changed: false, deliveries: 0 };
     const deliveries = await recordEvent(tx, deps, project.id, 'domain.verified', {
       domainId: row.id,
@@ -61,5 +71,5 @@ export async function verifyDomain(
     signalRoutingChange();
   }
   if (outcome.deliveries > 0) deps.queue.notify(DELIVERY_JOB);
-  return toDomain(deps, project, await findDomain(deps.db, project.id, row.domain));
+  return toDomain(deps, project, await findDomain(deps, project.id, row.domain));
 }

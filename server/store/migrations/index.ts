@@ -7,6 +7,7 @@ import { payments } from './003_payments.ts';
 import { webhookDeliveriesDue } from './004_webhook_deliveries_due.ts';
 import { certificatesAndRuntimeSamples } from './005_certificates_and_runtime_samples.ts';
 import { secretsAtRest } from './006_secrets_at_rest.ts';
+import { domainClaims } from './007_domain_claims.ts';
 
 /** Every migration in order; names sort as they run. Data migrations that encrypt use `cipher`. */
 export function allMigrations(d: DialectHelpers, cipher: Cipher): Record<string, Migration> {
@@ -17,5 +18,6 @@ export function allMigrations(d: DialectHelpers, cipher: Cipher): Record<string,
     '004_webhook_deliveries_due': webhookDeliveriesDue,
     '005_certificates_and_runtime_samples': certificatesAndRuntimeSamples,
     '006_secrets_at_rest': secretsAtRest(d, cipher),
+    '007_domain_claims': domainClaims(d),
   };
 }
