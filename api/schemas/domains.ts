@@ -48,9 +48,9 @@ export const Domain = z.object({
   /**
    * When a pending claim is removed unless verified by then (`SLIPWAY_DOMAIN_CLAIM_TTL`, 7 days
    * by default); `null` once verified. Pending claims block no one: the first project to verify
-   * a name gets it.
+   * a name gets it. Absent from servers before claims expired.
    */
-  expiresAt: Timestamp.nullable(),
+  expiresAt: Timestamp.nullable().optional(),
   /** When the domain was added. */
   createdAt: Timestamp,
   /** Records to configure at the DNS provider. */
