@@ -1,6 +1,7 @@
-import { accessSync, constants, mkdirSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
+import { normalisePrivateKey } from '../bot/settings.ts';
 
 const port = (name: string, dflt: number) =>
   z
@@ -265,7 +266,42 @@ const EnvSchema = z.object({
       'SLIPWAY_LOCAL_REPOSITORIES must be "any", "off", or a comma-separated list of absolute directories',
     ),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  // The GitHub App (the bot's own variables): workers clone private repositories with it.
+  APP_ID: z.string().regex(/^\d+$/, 'APP_ID must be the numeric id of the GitHub App').optional(),
+  PRIVATE_KEY: z.string().optional(),
+  PRIVATE_KEY_PATH: z
+    .string()
+    .optional()
+    .refine(
+      (v) => !v || isReadable(v),
+      'PRIVATE_KEY_PATH must be a readable .pem file (the GitHub App private key)',
+    ),
+  GITHUB_API_URL: z
+    .string()
+    .optional()
+    .refine(
+      (v) => !v || /^https?:\/\/\S+$/.test(v),
+      'GITHUB_API_URL must be the http(s) URL of the GitHub REST API, such as https://ghe.example.com/api/v3',
+    ),
 });
+
+/** The GitHub App workers mint installation tokens with; undefined when it is not configured. */
+function githubApp(env: z.infer<typeof EnvSchema>) {
+  const key =
+    env.PRIVATE_KEY ?? (env.PRIVATE_KEY_PATH ? readFileSync(env.PRIVATE_KEY_PATH, 'utf8') : undefined);
+  if (!env.APP_ID || !key) return undefined;
+  let privateKey: string;
+  try {
+    privateKey = normalisePrivateKey(key);
+  } catch (err) {
+    throw new ConfigError((err as Error).message);
+  }
+  return {
+    appId: env.APP_ID,
+    privateKey,
+    apiUrl: (env.GITHUB_API_URL ?? 'https://api.github.com').replace(/\/+$/, ''),
+  };
+}
 
 export type Config = ReturnType<typeof toConfig>;
 export type SandboxConfig = Config['sandbox'];
@@ -286,6 +322,8 @@ function toConfig(env: z.infer<typeof EnvSchema>) {
     /** Where workers reach an edge for the health request that makes a deployment live. */
     edgeInternalUrl: env.SLIPWAY_EDGE_INTERNAL_URL ?? `http://127.0.0.1:${env.SLIPWAY_EDGE_PORT}`,
     encryptionKey: env.SLIPWAY_ENCRYPTION_KEY,
+    /** Private GitHub repositories are cloned with installation tokens of this App (docs/github-app.md). */
+    githubApp: githubApp(env),
     paymentSecret: env.SLIPWAY_PAYMENT_SECRET,
     enterpriseRateLimit: env.SLIPWAY_ENTERPRISE_RATE_LIMIT,
     /** Who sets an organization's plan: its admins through the API, or only the operator's CLI. */

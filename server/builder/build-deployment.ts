@@ -15,6 +15,8 @@ export type BuildLogType = 'build' | 'error';
 
 export interface BuildDeploymentOptions {
   repositoryUrl: string;
+  /** What to advise when the repository cannot be read; default: check the URL and that it is public. */
+  unreachableHint?: string;
   /** Branch name or full ref (`refs/pull/12/head`). */
   ref: string;
   /** Pinned commit (7 to 40 hex characters); default the head of `ref`. */
@@ -125,6 +127,7 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
     info(phase('Cloning repository'));
     const commit = await checkout({
       repositoryUrl: opts.repositoryUrl,
+      ...(opts.unreachableHint ? { unreachableHint: opts.unreachableHint } : {}),
       ref: opts.ref,
       commit: opts.commit ?? null,
       workspace: src,

@@ -11,6 +11,8 @@ import { runCommand } from './run-command.ts';
 export interface CheckoutOptions {
   /** https, http, ssh, git or file URL, or a local path. */
   repositoryUrl: string;
+  /** What to advise when the repository cannot be read; default: check the URL and that it is public. */
+  unreachableHint?: string;
   /** A branch name (`main`) or a full ref (`refs/pull/12/head`). */
   ref: string;
   /** Pin this commit (7 to 40 hex characters) instead of the head of `ref`. */
@@ -142,7 +144,7 @@ export async function checkout(opts: CheckoutOptions): Promise<CheckoutResult> {
   const unreachable = (output: string[]) =>
     failWith(
       output,
-      `Could not read the repository ${shown}: ${lastLine(output)}. Check the URL and that the repository is public.`,
+      `Could not read the repository ${shown}: ${lastLine(output)}. ${opts.unreachableHint ?? 'Check the URL and that the repository is public.'}`,
     );
   const missingRef = (output: string[]) =>
     /couldn't find remote ref|not our ref|unadvertised object/i.test(output.join('\n'));

@@ -18,10 +18,10 @@ import { BUILD_JOB } from '../services/deployments/queue-deployment.ts';
 import type { Sandbox } from '../sandbox/index.ts';
 import type { Deps } from '../services/deps.ts';
 import { resolveBuildEnv } from '../services/env/resolve-build-env.ts';
-import { cloneUrl, openCredentials } from '../services/repository-credentials.ts';
 import type { DeploymentsTable } from '../store/schema.ts';
 import { systemLookup, type LookupAll } from '../webhooks/ssrf.ts';
 import { createLogBuffer, type LogBuffer } from './log-buffer.ts';
+import { repositoryAccess } from './repository-access.ts';
 import type { JobHandler } from './worker.ts';
 
 export interface BuildJobOptions {
@@ -179,17 +179,21 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
         .where('id', '=', id)
         .execute();
     } else {
-      const repositoryUrl = cloneUrl(
-        project.repository_url,
-        openCredentials(deps.cipher, project.repository_credentials),
+      await checkRepository(project.repository_url, logs, signal);
+      const access = await repositoryAccess(deps, project, (line) => logs.note(line)).catch(
+        (err: unknown) => {
+          if (err instanceof BuildError) logs.push('error', err.message);
+          throw err;
+        },
       );
-      await checkRepository(repositoryUrl, logs, signal);
+      const repositoryUrl = access.url;
       const env = await resolveBuildEnv(deps, project.id, deployment.target);
       // One directory per deployment: a retry clears what a worker that died left behind.
       const workspaceRoot = join(deps.config.workspacesDir, id);
       await rm(workspaceRoot, { recursive: true, force: true });
       const result = await buildDeployment({
         repositoryUrl,
+        ...(access.unreachableHint ? { unreachableHint: access.unreachableHint } : {}),
         ref: deployment.branch,
         commit: deployment.requested_commit,
         framework: project.framework,

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { basename, dirname } from 'node:path';
 
@@ -21,8 +21,32 @@ export async function startGitHttpServer(
   opts: { auth?: (user: string, password: string) => boolean } = {},
 ): Promise<GitHttpServer> {
   const name = basename(repoDir);
+  const handler = gitHttpHandler(dirname(repoDir), opts);
+  const server: Server = createServer(handler);
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/${name}`,
+    credentials: handler.credentials,
+    stop: () =>
+      new Promise((done) => {
+        server.closeAllConnections();
+        server.close(() => done());
+      }),
+  };
+}
+
+/**
+ * The request handler of the server above, for the repositories under `projectRoot` (a request
+ * for `/<path>` serves `<projectRoot>/<path>`), to mount on another test server (the GitHub
+ * stand-in serves git and its API on one host, as GitHub Enterprise Server does).
+ */
+export function gitHttpHandler(
+  projectRoot: string,
+  opts: { auth?: (user: string, password: string) => boolean } = {},
+): ((req: IncomingMessage, res: ServerResponse) => void) & { credentials: (string | null)[] } {
   const credentials: (string | null)[] = [];
-  const server: Server = createServer((req, res) => {
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
     const given = basicCredentials(req);
     credentials.push(given);
     if (opts.auth) {
@@ -36,7 +60,7 @@ export async function startGitHttpServer(
     const backend = spawn('git', ['http-backend'], {
       env: {
         PATH: process.env.PATH ?? '/usr/bin:/bin',
-        GIT_PROJECT_ROOT: dirname(repoDir),
+        GIT_PROJECT_ROOT: projectRoot,
         GIT_HTTP_EXPORT_ALL: '1',
         GIT_CONFIG_NOSYSTEM: '1',
         GIT_CONFIG_GLOBAL: '/dev/null',
@@ -81,14 +105,8 @@ export async function startGitHttpServer(
     });
     backend.on('close', () => res.end());
     backend.on('error', () => res.destroy());
-  });
-  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/${name}`,
-    credentials,
-    stop: () => new Promise((done) => server.close(() => done())),
   };
+  return Object.assign(handle, { credentials });
 }
 
 function basicCredentials(req: IncomingMessage): string | null {

@@ -9,7 +9,13 @@ export interface RecordedCall extends GitHubCall {
 }
 
 type Handler = (
-  call: { params: Record<string, string>; query: URLSearchParams; body: any; path: string },
+  call: {
+    params: Record<string, string>;
+    query: URLSearchParams;
+    body: any;
+    path: string;
+    headers: IncomingMessage['headers'];
+  },
   api: GitHubApi,
 ) => { status?: number; body?: unknown; headers?: Record<string, string> } | undefined;
 
@@ -54,7 +60,12 @@ let nextId = 1000;
  * OpenAPI description and recorded; comments, check runs and deployments are kept in memory
  * so that code which reads back what it wrote (sticky comments) behaves as against GitHub.
  */
-export async function createGitHubApi(): Promise<GitHubApi> {
+export async function createGitHubApi(
+  opts: {
+    /** Answers requests outside `/api/v3` (git's smart HTTP, say), as GitHub Enterprise Server's host does. */
+    web?: (req: IncomingMessage, res: ServerResponse) => void;
+  } = {},
+): Promise<GitHubApi> {
   const routes: { method: string; regex: RegExp; names: string[]; handler: Handler }[] = [];
   const api: GitHubApi = {
     url: '',
@@ -80,6 +91,7 @@ export async function createGitHubApi(): Promise<GitHubApi> {
   registerDefaults(api);
 
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    if (opts.web && !(req.url ?? '/').startsWith('/api/v3/')) return opts.web(req, res);
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -111,7 +123,7 @@ export async function createGitHubApi(): Promise<GitHubApi> {
         const m = r.regex.exec(path);
         if (!m) continue;
         const params = Object.fromEntries(r.names.map((n, i) => [n, decodeURIComponent(m[i + 1]!)]));
-        const out = r.handler({ params, query: url.searchParams, body, path }, api);
+        const out = r.handler({ params, query: url.searchParams, body, path, headers: req.headers }, api);
         if (out) return send(out.status ?? 200, out.body, out.headers);
       }
       send(404, {
