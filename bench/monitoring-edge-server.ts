@@ -69,6 +69,7 @@ await deps.db
   .values({
     id: deploymentId,
     project_id: projectId,
+    source: 'git',
     status: 'live',
     target: 'production',
     branch: 'main',

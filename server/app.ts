@@ -41,6 +41,9 @@ export function buildApp(deps: Deps): FastifyInstance {
     }
   });
 
+  // File uploads: the route reads (and hashes, and limits) the stream itself.
+  app.addContentTypeParser('application/octet-stream', (_req, payload, done) => done(null, payload));
+
   app.addHook('onRequest', async (req, reply) => {
     void reply.header('X-Request-Id', req.id);
     void reply.header('X-API-Version', API_VERSION);

@@ -169,21 +169,11 @@ const EnvSchema = z.object({
     .default('members'),
   SLIPWAY_BUILD_TIMEOUT: duration('SLIPWAY_BUILD_TIMEOUT', '15m'),
   SLIPWAY_BUILD_CONCURRENCY: positiveInt('SLIPWAY_BUILD_CONCURRENCY', 2),
-  SLIPWAY_MAX_OUTPUT_SIZE: z
-    .string()
-    .default('500MiB')
-    .transform((v, ctx) => {
-      const bytes = parseSize(v);
-      if (bytes === null || bytes <= 0) {
-        ctx.addIssue({
-          code: 'custom',
-          message: `SLIPWAY_MAX_OUTPUT_SIZE must be a size such as 500MiB or 2GiB, got "${v}"`,
-        });
-        return z.NEVER;
-      }
-      return bytes;
-    }),
+  SLIPWAY_MAX_OUTPUT_SIZE: size('SLIPWAY_MAX_OUTPUT_SIZE', '500MiB', '500MiB or 2GiB'),
   SLIPWAY_MAX_OUTPUT_FILES: positiveInt('SLIPWAY_MAX_OUTPUT_FILES', 100_000),
+  SLIPWAY_MAX_UPLOAD_SIZE: size('SLIPWAY_MAX_UPLOAD_SIZE', '500MiB', '500MiB or 2GiB'),
+  SLIPWAY_MAX_UPLOAD_FILES: positiveInt('SLIPWAY_MAX_UPLOAD_FILES', 100_000),
+  SLIPWAY_UPLOAD_TTL: duration('SLIPWAY_UPLOAD_TTL', '24h'),
   SLIPWAY_JOB_LEASE: duration('SLIPWAY_JOB_LEASE', '60s'),
   SLIPWAY_SHUTDOWN_GRACE: duration('SLIPWAY_SHUTDOWN_GRACE', '10s'),
   SLIPWAY_TOKEN_CACHE_TTL: z
@@ -332,6 +322,13 @@ function toConfig(env: z.infer<typeof EnvSchema>) {
     buildConcurrency: env.SLIPWAY_BUILD_CONCURRENCY,
     maxOutputBytes: env.SLIPWAY_MAX_OUTPUT_SIZE,
     maxOutputFiles: env.SLIPWAY_MAX_OUTPUT_FILES,
+    /** Deploys of uploaded files: the most bytes and files one deployment may list, how long unused uploads are kept. */
+    uploads: {
+      maxBytes: env.SLIPWAY_MAX_UPLOAD_SIZE,
+      maxFiles: env.SLIPWAY_MAX_UPLOAD_FILES,
+      ttlMs: env.SLIPWAY_UPLOAD_TTL,
+      dir: resolve(env.SLIPWAY_ARTIFACTS_DIR ?? `${dataDir}/artifacts`, 'uploads'),
+    },
     workspacesDir: `${dataDir}/workspaces`,
     jobLeaseMs: env.SLIPWAY_JOB_LEASE,
     /** On shutdown, how long running jobs may finish before they are handed back to the queue. */

@@ -28,6 +28,8 @@ export interface RequestOptions extends CallOptions {
   query?: object;
   /** JSON body. */
   body?: unknown;
+  /** Raw bytes instead, sent as `application/octet-stream` (file uploads). */
+  bytes?: Uint8Array;
   /** `Accept` header; default `application/json`. */
   accept?: string;
 }
@@ -109,6 +111,7 @@ export function createHttp(options: ClientOptions): Http {
     if (options.token) h.set('authorization', `Bearer ${options.token}`);
     // Fastify rejects an empty body declared as JSON, so the type goes only with a body.
     if (opts.body !== undefined) h.set('content-type', 'application/json');
+    else if (opts.bytes !== undefined) h.set('content-type', 'application/octet-stream');
     for (const [k, v] of Object.entries(options.headers ?? {})) h.set(k, v);
     for (const [k, v] of Object.entries(opts.headers ?? {})) h.set(k, v);
     if (key !== undefined) h.set('idempotency-key', key);
@@ -235,7 +238,7 @@ export function createHttp(options: ClientOptions): Http {
       fetchImpl(url, {
         method: verb,
         headers: headersFor(opts, key, paymentHeaders),
-        body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
+        body: opts.body !== undefined ? JSON.stringify(opts.body) : opts.bytes,
         signal,
       }),
     );

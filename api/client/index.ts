@@ -16,6 +16,7 @@ import { organizationsApi } from './organizations.ts';
 import { type Page, paginate } from './pagination.ts';
 import { projectsApi } from './projects.ts';
 import type { RateLimit } from './rate-limit.ts';
+import { uploadsApi } from './uploads.ts';
 import { userApi } from './user.ts';
 import { webhooksApi } from './webhooks.ts';
 
@@ -44,6 +45,7 @@ export function createClient(options: ClientOptions) {
   const organizations = organizationsApi(c);
   const monitoring = monitoringApi(c);
   const webhooks = webhooksApi(c);
+  const uploads = uploadsApi(c);
 
   return {
     user,
@@ -54,6 +56,7 @@ export function createClient(options: ClientOptions) {
     organizations,
     monitoring,
     webhooks,
+    uploads,
     /** Async iterators over every item of a list, fetching page after page. */
     iterate: {
       tokens: (q: PageInput = {}) => walk((page) => user.tokens.list({ ...q, page }), q.page),

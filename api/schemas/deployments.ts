@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { id, PageQuery, Timestamp, wholeNumber } from './common.ts';
 import { BranchName } from './projects.ts';
+import { DeploymentFile } from './uploads.ts';
 
 /** Lifecycle of a deployment: `queued -> building -> deploying -> live`, or `failed` from the first three. */
 export const DeploymentStatus = z.enum(['queued', 'building', 'deploying', 'live', 'failed']);
@@ -48,25 +49,70 @@ export const Deployment = z.object({
   createdAt: Timestamp,
   /** When it went live (extension). */
   readyAt: Timestamp.nullable(),
+  /** `git` (cloned), `upload` (uploaded files, built) or `prebuilt` (uploaded files, served as they are) (extension). */
+  source: z.enum(['git', 'upload', 'prebuilt']).optional(),
   /** When it was promoted to production (extension). */
   promotedAt: Timestamp.nullable(),
 });
 export type Deployment = z.infer<typeof Deployment>;
 
-export const CreateDeploymentBody = z.strictObject({
-  /** Branch or ref to build; default the project's branch. */
-  branch: z
-    .union([BranchName, z.string().regex(/^refs\/[A-Za-z0-9._/-]+$/)], {
-      error: 'must be a valid git ref name',
-    })
-    .optional(),
-  /** Free-form message describing the deployment. */
-  message: z.string().max(1000, 'must be at most 1000 characters').optional(),
-  /** Pin an exact commit (extension). */
-  commitHash: CommitHash.optional(),
-  /** `production` or `preview`; default production for the project's branch, else preview (extension). */
-  target: DeploymentTarget.optional(),
-});
+export const CreateDeploymentBody = z
+  .strictObject({
+    /** Branch or ref to build; default the project's branch. */
+    branch: z
+      .union([BranchName, z.string().regex(/^refs\/[A-Za-z0-9._/-]+$/)], {
+        error: 'must be a valid git ref name',
+      })
+      .optional(),
+    /** Free-form message describing the deployment. */
+    message: z.string().max(1000, 'must be at most 1000 characters').optional(),
+    /** Pin an exact commit (extension). */
+    commitHash: CommitHash.optional(),
+    /** `production` or `preview`; default production for the project's branch, else preview (extension). */
+    target: DeploymentTarget.optional(),
+    /**
+     * Deploy these uploaded files instead of cloning the repository (extension; see
+     * docs/api/uploads.md). `branch` and `commitHash` then only label the deployment.
+     */
+    files: z
+      .array(DeploymentFile)
+      .min(1, 'must list at least one file')
+      .superRefine((files, ctx) => {
+        const seen = new Map<string, number>();
+        files.forEach((f, i) => {
+          const first = seen.get(f.path);
+          if (first !== undefined) {
+            ctx.addIssue({
+              code: 'custom',
+              path: [i, 'path'],
+              message: `repeats the path of files.${first}`,
+            });
+          } else seen.set(f.path, i);
+        });
+        // A path cannot be a file and a directory at once.
+        files.forEach((f, i) => {
+          const parts = f.path.split('/');
+          for (let n = 1; n < parts.length; n++) {
+            const dir = seen.get(parts.slice(0, n).join('/'));
+            if (dir !== undefined) {
+              ctx.addIssue({
+                code: 'custom',
+                path: [i, 'path'],
+                message: `is inside files.${dir}, which is a file`,
+              });
+              break;
+            }
+          }
+        });
+      })
+      .optional(),
+    /** With `files`: they are the output to serve as they are, without a build (extension). */
+    prebuilt: z.boolean().optional(),
+  })
+  .refine((b) => !b.prebuilt || b.files !== undefined, {
+    path: ['prebuilt'],
+    message: 'needs files: a prebuilt deployment is made of uploaded files',
+  });
 export type CreateDeploymentBody = z.infer<typeof CreateDeploymentBody>;
 
 export const ListDeploymentsQuery = PageQuery.extend({

@@ -1,6 +1,7 @@
 export * from './common.ts';
 export * from './projects.ts';
 export * from './deployments.ts';
+export * from './uploads.ts';
 export * from './domains.ts';
 export * from './env.ts';
 export * from './organizations.ts';

@@ -15,6 +15,12 @@ export type BuildLogType = 'build' | 'error';
 
 export interface BuildDeploymentOptions {
   repositoryUrl: string;
+  /**
+   * Build these files instead of a checkout: `write(dir)` puts them in the (empty) source
+   * directory and returns what it made, which the sandbox's user is then given.
+   * `repositoryUrl`, `ref` and `commit` are not used.
+   */
+  files?: { count: number; write(dir: string): Promise<string[]> };
   /** What to advise when the repository cannot be read; default: check the URL and that it is public. */
   unreachableHint?: string;
   /** Branch name or full ref (`refs/pull/12/head`). */
@@ -46,10 +52,11 @@ export interface BuildDeploymentOptions {
 }
 
 export interface BuildResult {
-  commitHash: string;
-  commitMessage: string;
+  /** The checked-out commit; null for uploaded files. */
+  commitHash: string | null;
+  commitMessage: string | null;
   /** Commit author's e-mail. */
-  author: string;
+  author: string | null;
   /** Framework slug: the project's, or the detected one (store it on the project when it had none). */
   framework: string;
   /** Whether `framework` was detected (true) or the project's own setting (false). */
@@ -124,22 +131,29 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
   ].join(delimiter);
 
   try {
-    info(phase('Cloning repository'));
-    const commit = await checkout({
-      repositoryUrl: opts.repositoryUrl,
-      ...(opts.unreachableHint ? { unreachableHint: opts.unreachableHint } : {}),
-      ref: opts.ref,
-      commit: opts.commit ?? null,
-      workspace: src,
-      log: info,
-      timeoutMs: remaining(),
-      signal,
-      path: basePath,
-      sandbox,
-    }).catch((err: unknown) => {
-      if (err instanceof BuildCancelledError) cancelled();
-      throw err;
-    });
+    let commit: { commitHash: string | null; commitMessage: string | null; author: string | null };
+    if (opts.files) {
+      info(phase(`Writing ${opts.files.count} uploaded files`));
+      await sandbox.prepare(await opts.files.write(src));
+      commit = { commitHash: null, commitMessage: null, author: null };
+    } else {
+      info(phase('Cloning repository'));
+      commit = await checkout({
+        repositoryUrl: opts.repositoryUrl,
+        ...(opts.unreachableHint ? { unreachableHint: opts.unreachableHint } : {}),
+        ref: opts.ref,
+        commit: opts.commit ?? null,
+        workspace: src,
+        log: info,
+        timeoutMs: remaining(),
+        signal,
+        path: basePath,
+        sandbox,
+      }).catch((err: unknown) => {
+        if (err instanceof BuildCancelledError) cancelled();
+        throw err;
+      });
+    }
 
     const fw = await detectFramework(src, { framework: opts.framework ?? null });
     if (!fw) {

@@ -44,10 +44,18 @@ export function toApiError(err: unknown): ApiError {
   if (err instanceof ApiError) return err;
   const e = err as Partial<FastifyError> & { code?: string; message?: string };
   if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
-    return new ApiError('VALIDATION_ERROR', 'Request body is larger than 1 MiB', undefined, 413);
+    return new ApiError(
+      'VALIDATION_ERROR',
+      'Request body is larger than this operation takes (1 MiB; 32 MiB to create a deployment)',
+      undefined,
+      413,
+    );
   }
   if (e.code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') {
-    return new ApiError('VALIDATION_ERROR', 'Send the request body as application/json');
+    return new ApiError(
+      'VALIDATION_ERROR',
+      "Send the request body as application/json (a file's bytes as application/octet-stream)",
+    );
   }
   if (e.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || (err instanceof SyntaxError && e.statusCode === 400)) {
     return new ApiError('VALIDATION_ERROR', `Request body is not valid JSON: ${e.message ?? ''}`);

@@ -63,7 +63,16 @@ export function buildOpenApi(specs: RouteSpec[]): Record<string, unknown> {
       ...(spec.auth === false ? { security: [] } : {}),
       ...(spec.deprecated ? { deprecated: true } : {}),
     };
-    if (spec.body) {
+    if (spec.rawBody) {
+      operation.requestBody = {
+        required: true,
+        content: {
+          'application/octet-stream': {
+            schema: { type: 'string', contentMediaType: 'application/octet-stream' },
+          },
+        },
+      };
+    } else if (spec.body) {
       operation.requestBody = {
         required: true,
         content: { 'application/json': { schema: toJson(spec.body, 'input') } },

@@ -57,6 +57,13 @@ export interface RouteSpec<
   responseKind?: 'data' | 'list' | 'deleted' | 'text';
   successStatus?: number;
   deprecated?: Deprecation;
+  /**
+   * The handler reads the request's bytes itself, as a stream (`req.body`, sent with
+   * `Content-Type: application/octet-stream`); no JSON body is parsed or refused.
+   */
+  rawBody?: boolean;
+  /** Largest JSON body in bytes, when a route needs more than the server's 1 MiB. */
+  bodyLimit?: number;
   handler: (ctx: HandlerContext<z.infer<B>, z.infer<Q>, z.infer<P>>) => Promise<HandlerResult>;
 }
 
@@ -75,6 +82,7 @@ export function registerRoutes(app: FastifyInstance, deps: Deps, specs: RouteSpe
     app.route({
       method: spec.method,
       url: spec.url,
+      ...(spec.bodyLimit ? { bodyLimit: spec.bodyLimit } : {}),
       ...hooks,
       handler: async (req, reply) => {
         let actor = SYSTEM_ACTOR;
@@ -103,6 +111,7 @@ export function registerRoutes(app: FastifyInstance, deps: Deps, specs: RouteSpe
         const query = spec.query ? parseOrThrow(spec.query, req.query ?? {}, 'query') : undefined;
         let body: unknown = undefined;
         if (spec.body) body = parseOrThrow(spec.body, req.body, 'body');
+        else if (spec.rawBody) body = req.body;
         else if (req.body !== undefined && req.body !== null && spec.method !== 'GET') {
           // A body where none is expected is a mistake worth telling about.
           if (typeof req.body !== 'object' || Object.keys(req.body).length > 0) {

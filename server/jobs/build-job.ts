@@ -1,4 +1,4 @@
-import { rm } from 'node:fs/promises';
+import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Selectable } from 'kysely';
 import { ApiError } from '../../api/errors.ts';
@@ -22,6 +22,9 @@ import type { DeploymentsTable } from '../store/schema.ts';
 import { systemLookup, type LookupAll } from '../webhooks/ssrf.ts';
 import { createLogBuffer, type LogBuffer } from './log-buffer.ts';
 import { repositoryAccess } from './repository-access.ts';
+import type { SourceFile } from '../services/uploads/deployment-files.ts';
+import { materializeFiles } from '../uploads/materialize.ts';
+import { createUploadStore } from '../uploads/upload-store.ts';
 import type { JobHandler } from './worker.ts';
 
 export interface BuildJobOptions {
@@ -37,6 +40,9 @@ export interface BuildJobOptions {
 }
 
 type DeploymentRow = Selectable<DeploymentsTable>;
+
+/** The files of an `upload` or `prebuilt` deployment, as the API checked them. */
+const sourceFilesOf = (d: DeploymentRow): SourceFile[] => JSON.parse(d.source_files ?? '[]') as SourceFile[];
 
 const FINAL = new Set(['live', 'failed']);
 
@@ -178,22 +184,63 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
         })
         .where('id', '=', id)
         .execute();
-    } else {
-      await checkRepository(project.repository_url, logs, signal);
-      const access = await repositoryAccess(deps, project, (line) => logs.note(line)).catch(
-        (err: unknown) => {
+    } else if (deployment.source === 'prebuilt') {
+      // Files to serve as they are: no build, no tenant code, so no sandbox.
+      const files = sourceFilesOf(deployment);
+      const dir = join(deps.config.workspacesDir, id);
+      await rm(dir, { recursive: true, force: true });
+      await mkdir(dir, { recursive: true });
+      logs.note(`==> Storing ${files.length} uploaded files, prebuilt: no build`);
+      const stored = await materializeFiles(createUploadStore(deps.config.uploads.dir), files, dir)
+        .then(() =>
+          opts.artifacts.storeDirectory(dir, {
+            maxBytes: deps.config.maxOutputBytes,
+            maxFiles: deps.config.maxOutputFiles,
+          }),
+        )
+        .catch((err: unknown) => {
           if (err instanceof BuildError) logs.push('error', err.message);
           throw err;
-        },
-      );
-      const repositoryUrl = access.url;
+        })
+        .finally(() => rm(dir, { recursive: true, force: true }));
+      artifactId = stored.artifactId;
+      runtime = { kind: 'static', spa: false };
+      await deps.db
+        .updateTable('deployments')
+        .set({ runtime: JSON.stringify(runtime) })
+        .where('id', '=', id)
+        .execute();
+    } else {
+      const files = deployment.source === 'upload' ? sourceFilesOf(deployment) : null;
+      let repositoryUrl = project.repository_url;
+      let unreachableHint: string | undefined;
+      if (!files) {
+        await checkRepository(project.repository_url, logs, signal);
+        const access = await repositoryAccess(deps, project, (line) => logs.note(line)).catch(
+          (err: unknown) => {
+            if (err instanceof BuildError) logs.push('error', err.message);
+            throw err;
+          },
+        );
+        repositoryUrl = access.url;
+        unreachableHint = access.unreachableHint;
+      }
       const env = await resolveBuildEnv(deps, project.id, deployment.target);
       // One directory per deployment: a retry clears what a worker that died left behind.
       const workspaceRoot = join(deps.config.workspacesDir, id);
       await rm(workspaceRoot, { recursive: true, force: true });
       const result = await buildDeployment({
         repositoryUrl,
-        ...(access.unreachableHint ? { unreachableHint: access.unreachableHint } : {}),
+        ...(unreachableHint ? { unreachableHint } : {}),
+        ...(files
+          ? {
+              files: {
+                count: files.length,
+                write: (dir: string) =>
+                  materializeFiles(createUploadStore(deps.config.uploads.dir), files, dir),
+              },
+            }
+          : {}),
         ref: deployment.branch,
         commit: deployment.requested_commit,
         framework: project.framework,
@@ -217,7 +264,8 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
       await deps.db
         .updateTable('deployments')
         .set({
-          commit_hash: result.commitHash,
+          // Uploaded files keep the commit they were labelled with.
+          commit_hash: result.commitHash ?? deployment.commit_hash,
           commit_message: result.commitMessage,
           author: result.author,
           runtime: JSON.stringify(runtime),

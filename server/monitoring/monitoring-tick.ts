@@ -1,12 +1,13 @@
 import type { Deps } from '../services/deps.ts';
 import { deleteExpiredClaims } from '../services/domains/claim-expiry.ts';
+import { cleanUploads } from '../services/uploads/clean-uploads.ts';
 import { evaluateDeploymentFailures } from './deployment-failed-alert.ts';
 import { evaluateErrorRates } from './error-rate-alert.ts';
 import { isStale, type PeriodicJob } from './periodic-jobs.ts';
 import { probeProductionUrls } from './probe-production.ts';
 import { pruneMonitoringData } from './prune.ts';
 
-/** The periodic monitoring run: probes, alert rules, pruning (expired domain claims too). */
+/** The periodic monitoring run: probes, alert rules, pruning (expired domain claims and unused uploads too). */
 export const MONITORING_TICK_JOB = 'monitoring.tick';
 
 type TickDeps = Pick<Deps, 'db' | 'clock' | 'config' | 'urls' | 'log'>;
@@ -27,6 +28,7 @@ export async function runMonitoringTick(
     ['deployment_failed', () => evaluateDeploymentFailures(deps)],
     ['pruning', () => pruneMonitoringData(deps, periodicKinds)],
     ['expired_domain_claims', () => deleteExpiredClaims(deps.db, deps.clock, deps.config.domainClaimTtlMs)],
+    ['unused_uploads', () => cleanUploads(deps)],
   ];
   let first: Error | undefined;
   for (const [name, step] of steps) {

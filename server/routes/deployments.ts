@@ -28,6 +28,8 @@ export const deploymentRoutes = [
     body: CreateDeploymentBody,
     response: Deployment,
     successStatus: 201,
+    // A list of uploaded files can be long: 100,000 entries of about 150 bytes.
+    bodyLimit: 32 * 1024 * 1024,
     handler: async ({ deps, actor, params, body }) => ({
       kind: 'data',
       data: await createDeployment(deps, actor, params.projectId, body),

@@ -9,6 +9,7 @@ import { monitoringRoutes } from './monitoring.ts';
 import { organizationRoutes } from './organizations.ts';
 import { projectRoutes } from './projects.ts';
 import { systemRoutes } from './system.ts';
+import { uploadRoutes } from './uploads.ts';
 import { userRoutes } from './user.ts';
 import { webhookRoutes } from './webhooks.ts';
 
@@ -19,6 +20,7 @@ export function allRoutes(): RouteSpec[] {
     ...organizationRoutes,
     ...projectRoutes,
     ...deploymentRoutes,
+    ...uploadRoutes,
     ...domainRoutes,
     ...certificateRoutes,
     ...envRoutes,

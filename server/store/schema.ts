@@ -91,6 +91,17 @@ export interface DeploymentsTable {
   started_at: string | null;
   ready_at: string | null;
   promoted_at: string | null;
+  /** `git` (cloned), `upload` (uploaded files, built) or `prebuilt` (uploaded files, served as they are). */
+  source: 'git' | 'upload' | 'prebuilt';
+  /** For `upload` and `prebuilt`: JSON `[{ path, sha256, size, mode }]`. */
+  source_files: string | null;
+}
+
+export interface UploadedFilesTable {
+  organization_id: string;
+  sha256: string;
+  size: number;
+  last_used_at: string;
 }
 
 export interface DeploymentLogsTable {
@@ -321,6 +332,7 @@ export interface Database {
   deployment_logs: DeploymentLogsTable;
   jobs: JobsTable;
   domains: DomainsTable;
+  uploaded_files: UploadedFilesTable;
   env_vars: EnvVarsTable;
   webhooks: WebhooksTable;
   webhook_deliveries: WebhookDeliveriesTable;

@@ -26,11 +26,16 @@ interface Case {
   method: string;
   url: string;
   body?: unknown;
+  /** Raw bytes sent instead of JSON (uploads), as text. */
+  bytes?: string;
   answer: unknown;
   status?: number;
   contentType?: string;
   expected: unknown;
 }
+
+const SHA_A = 'a'.repeat(64);
+const SHA_B = 'b'.repeat(64);
 
 /** Every operation: the request it must send, and what it makes of the answer. */
 const cases: Case[] = [
@@ -188,6 +193,25 @@ const cases: Case[] = [
     url: `/v1/projects/${P}/domains/www.example.com/verify`,
     answer: ok(domain({ status: 'verified', verifiedAt: '2026-11-22T10:00:00.000Z' })),
     expected: domain({ status: 'verified', verifiedAt: '2026-11-22T10:00:00.000Z' }),
+  },
+  {
+    name: 'uploads.missing',
+    call: (c) => c.uploads.missing(P, [SHA_A, SHA_B]),
+    method: 'POST',
+    url: `/v1/projects/${P}/files/missing`,
+    body: { sha256: [SHA_A, SHA_B] },
+    answer: ok({ missing: [SHA_B] }),
+    expected: { missing: [SHA_B] },
+  },
+  {
+    name: 'uploads.upload',
+    call: (c) => c.uploads.upload(P, SHA_A, new TextEncoder().encode('hello')),
+    method: 'PUT',
+    url: `/v1/projects/${P}/files/${SHA_A}`,
+    bytes: 'hello',
+    answer: ok({ sha256: SHA_A, size: 5 }),
+    status: 201,
+    expected: { sha256: SHA_A, size: 5 },
   },
   {
     name: 'domains.remove',
@@ -441,7 +465,10 @@ describe('every client operation (stub server)', () => {
     expect(stub.requests).toHaveLength(before + 1);
     const req = stub.requests[before]!;
     expect(`${req.method} ${req.url}`).toBe(`${c.method} ${c.url}`);
-    if (c.body === undefined) {
+    if (c.bytes !== undefined) {
+      expect(req.body).toBe(c.bytes);
+      expect(req.headers['content-type']).toBe('application/octet-stream');
+    } else if (c.body === undefined) {
       expect(req.body).toBe('');
       expect(req.headers['content-type']).toBeUndefined();
     } else {

@@ -86,6 +86,8 @@ export async function insertDeployment(
     started_at: null,
     ready_at: null,
     promoted_at: null,
+    source: 'git',
+    source_files: null,
     ...values,
   };
   await t.deps.db.insertInto('deployments').values(row).execute();

@@ -110,6 +110,7 @@ describe('deployments', () => {
         createdAt: clock.now().toISOString(),
         readyAt: null,
         promotedAt: null,
+        source: 'git',
       });
       const jobs = await t.deps.db
         .selectFrom('jobs')

@@ -22,6 +22,8 @@ export type NewDeployment = Pick<Insertable<DeploymentsTable>, 'project_id' | 't
       | 'source_deployment_id'
       | 'artifact_id'
       | 'created_by'
+      | 'source'
+      | 'source_files'
     >
   >;
 
@@ -64,6 +66,8 @@ export async function queueDeployment(
     artifact_id: null,
     runtime: null,
     created_by: null,
+    source: 'git',
+    source_files: null,
     ...values,
     host: await allocateHost(tx, projectName),
     build_duration_ms: null,

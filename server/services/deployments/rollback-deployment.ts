@@ -55,6 +55,8 @@ export async function rollbackDeployment(
       source_deployment_id: earlier.id,
       artifact_id: earlier.artifact_id,
       created_by: actor.userId,
+      // Reusing its build, it comes from where that one came from.
+      source: earlier.source,
     }),
   );
   afterQueued(deps, deliveries);

@@ -25,5 +25,6 @@ export function toDeployment(urls: Pick<Urls, 'forHost'>, row: DeploymentRow): D
     createdAt: row.created_at,
     readyAt: row.ready_at,
     promotedAt: row.promoted_at,
+    source: row.source,
   };
 }

@@ -8,6 +8,7 @@ import { webhookDeliveriesDue } from './004_webhook_deliveries_due.ts';
 import { certificatesAndRuntimeSamples } from './005_certificates_and_runtime_samples.ts';
 import { secretsAtRest } from './006_secrets_at_rest.ts';
 import { domainClaims } from './007_domain_claims.ts';
+import { uploads } from './008_uploads.ts';
 
 /** Every migration in order; names sort as they run. Data migrations that encrypt use `cipher`. */
 export function allMigrations(d: DialectHelpers, cipher: Cipher): Record<string, Migration> {
@@ -19,5 +20,6 @@ export function allMigrations(d: DialectHelpers, cipher: Cipher): Record<string,
     '005_certificates_and_runtime_samples': certificatesAndRuntimeSamples,
     '006_secrets_at_rest': secretsAtRest(d, cipher),
     '007_domain_claims': domainClaims(d),
+    '008_uploads': uploads,
   };
 }

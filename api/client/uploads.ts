@@ -1,0 +1,17 @@
+import { MissingFiles, UploadedFile } from '../schemas/uploads.ts';
+import { type Caller, seg } from './envelope.ts';
+import type { CallOptions } from './http.ts';
+
+const base = (projectId: string) => `/v1/projects/${seg(projectId)}/files`;
+
+/** Files for deployments of uploaded files, by SHA-256 (see docs/api/uploads.md). */
+export function uploadsApi(c: Caller) {
+  return {
+    /** Which of these hashes the project's organization has not uploaded yet. */
+    missing: (projectId: string, sha256: string[], o?: CallOptions) =>
+      c.data(MissingFiles, 'POST', `${base(projectId)}/missing`, { ...o, body: { sha256 } }),
+    /** Uploads one file's bytes; `sha256` must be their hash. */
+    upload: (projectId: string, sha256: string, bytes: Uint8Array, o?: CallOptions) =>
+      c.data(UploadedFile, 'PUT', `${base(projectId)}/${seg(sha256)}`, { ...o, bytes }),
+  };
+}

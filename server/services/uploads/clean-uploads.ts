@@ -1,0 +1,51 @@
+import type { Deps } from '../deps.ts';
+import { createUploadStore } from '../../uploads/upload-store.ts';
+import type { SourceFile } from './deployment-files.ts';
+
+/** Rows looked at per run: the monitoring run comes again a minute later. */
+const BATCH = 1000;
+
+/**
+ * Forgets uploads no organization has used for `SLIPWAY_UPLOAD_TTL` (24 h by default), except
+ * files a queued or building deployment still lists, and removes the bytes once no organization
+ * has them. Deployments already built do not need them: their artifacts hold their own copies.
+ */
+export async function cleanUploads(deps: Pick<Deps, 'db' | 'clock' | 'config'>): Promise<number> {
+  const cutoff = new Date(deps.clock.now().getTime() - deps.config.uploads.ttlMs).toISOString();
+  const stale = await deps.db
+    .selectFrom('uploaded_files')
+    .select(['organization_id', 'sha256'])
+    .where('last_used_at', '<=', cutoff)
+    .limit(BATCH)
+    .execute();
+  if (stale.length === 0) return 0;
+  const pending = await deps.db
+    .selectFrom('deployments')
+    .select('source_files')
+    .where('source', 'in', ['upload', 'prebuilt'])
+    .where('status', 'in', ['queued', 'building'])
+    .execute();
+  const needed = new Set(
+    pending.flatMap((d) => (JSON.parse(d.source_files ?? '[]') as SourceFile[]).map((f) => f.sha256)),
+  );
+  const store = createUploadStore(deps.config.uploads.dir);
+  let removed = 0;
+  for (const row of stale) {
+    if (needed.has(row.sha256)) continue;
+    const res = await deps.db
+      .deleteFrom('uploaded_files')
+      .where('organization_id', '=', row.organization_id)
+      .where('sha256', '=', row.sha256)
+      .where('last_used_at', '<=', cutoff)
+      .executeTakeFirst();
+    if (Number(res.numDeletedRows) === 0) continue;
+    removed++;
+    const others = await deps.db
+      .selectFrom('uploaded_files')
+      .select('sha256')
+      .where('sha256', '=', row.sha256)
+      .executeTakeFirst();
+    if (!others) await store.remove(row.sha256);
+  }
+  return removed;
+}

@@ -1,0 +1,79 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { createWriteStream } from 'node:fs';
+import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Transform, type Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+
+/** Why an upload was refused; the bytes are not kept. */
+export class UploadRefused extends Error {
+  override name = 'UploadRefused';
+  constructor(
+    readonly reason: 'hash' | 'size',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface UploadStore {
+  /** `<root>/<first two hex>/<sha256>`, whether or not it is there. */
+  path(sha256: string): string;
+  /** The size of the stored file, or null when it is not there. */
+  size(sha256: string): Promise<number | null>;
+  /**
+   * Streams `body` into the store as `sha256`. The bytes must hash to it and be at most
+   * `maxBytes`; otherwise UploadRefused and nothing is kept. Written aside and renamed, so a
+   * reader never sees half a file. Returns the size.
+   */
+  put(sha256: string, body: Readable, maxBytes: number): Promise<number>;
+  remove(sha256: string): Promise<void>;
+}
+
+/**
+ * Uploaded files by content, under the artifacts directory (shared by every machine that builds
+ * and serves). Which organization may use which file is the database's business.
+ */
+export function createUploadStore(root: string): UploadStore {
+  const path = (sha256: string) => join(root, sha256.slice(0, 2), sha256);
+  return {
+    path,
+    async size(sha256) {
+      const s = await stat(path(sha256)).catch(() => null);
+      return s?.isFile() ? s.size : null;
+    },
+    async put(sha256, body, maxBytes) {
+      const dir = join(root, sha256.slice(0, 2));
+      await mkdir(dir, { recursive: true });
+      const tmp = join(dir, `.${sha256}.${randomBytes(6).toString('hex')}.tmp`);
+      const hash = createHash('sha256');
+      let size = 0;
+      const count = new Transform({
+        transform(chunk: Buffer, _enc, done) {
+          size += chunk.length;
+          if (size > maxBytes) {
+            done(new UploadRefused('size', `is larger than the limit of ${maxBytes} bytes for one file`));
+            return;
+          }
+          hash.update(chunk);
+          done(null, chunk);
+        },
+      });
+      try {
+        await pipeline(body, count, createWriteStream(tmp, { mode: 0o644 }));
+        const actual = hash.digest('hex');
+        if (actual !== sha256) {
+          throw new UploadRefused('hash', `does not match the bytes sent, which hash to ${actual}`);
+        }
+        await rename(tmp, path(sha256));
+        return size;
+      } catch (err) {
+        await rm(tmp, { force: true });
+        throw err;
+      }
+    },
+    async remove(sha256) {
+      await rm(path(sha256), { force: true });
+    },
+  };
+}
