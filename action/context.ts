@@ -23,6 +23,8 @@ export const RunnerEnv = z.object({
   GITHUB_RUN_ATTEMPT: z.string().regex(/^\d+$/).default('1').catch('1'),
   /** The job's id in the workflow file. */
   GITHUB_JOB: z.string().default(''),
+  /** Where actions/checkout put the repository; relative `directory` inputs start here. */
+  GITHUB_WORKSPACE: z.string().optional(),
   /** https://github.com, or a GitHub Enterprise Server's address. */
   GITHUB_SERVER_URL: z.string().default('https://github.com'),
   /** https://api.github.com, or a GitHub Enterprise Server's API root. */
@@ -88,6 +90,8 @@ export interface RunContext {
   apiUrl: string;
   /** Link to this run's log, for GitHub Deployment statuses and the comment. */
   logUrl: string | null;
+  /** The checkout's directory (GITHUB_WORKSPACE), else the current one. */
+  workspace: string;
 }
 
 const PR_EVENTS = new Set(['pull_request', 'pull_request_target']);
@@ -122,6 +126,7 @@ export function contextFrom(e: z.infer<typeof RunnerEnv>, payload: unknown): Run
     run,
     serverUrl,
     apiUrl: e.GITHUB_API_URL.replace(/\/+$/, ''),
+    workspace: e.GITHUB_WORKSPACE ?? process.cwd(),
     logUrl:
       run && e.GITHUB_REPOSITORY ? `${serverUrl}/${e.GITHUB_REPOSITORY}/actions/runs/${run.runId}` : null,
   };

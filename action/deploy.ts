@@ -1,15 +1,17 @@
 import { deploymentBody } from './deploy-request.ts';
 import { bodyFingerprint, idempotencyKey } from './idempotency.ts';
 import { settle } from './settle.ts';
+import { uploadSource } from './upload-source.ts';
 import { describe, postForDeployment, type Step, type StepResult } from './step.ts';
 
 /**
  * `command: deploy`: starts a deployment of the branch and commit (from the inputs or the
- * event), then waits for it, health-checks it when it is production, and rolls back if asked.
+ * event), or of the uploaded checkout or build output (`source`), then waits for it, health-checks it when it is production, and rolls back if asked.
  */
 export async function deploy(step: Step, result: StepResult): Promise<void> {
   const { inputs, ctx, runner } = step;
   const body = deploymentBody(inputs, ctx);
+  if (inputs.source !== 'git') Object.assign(body, await uploadSource(step, result.project.id));
   const key = idempotencyKey(ctx.run, 'deploy', inputs.project, bodyFingerprint(body));
   const { deployment, replayed } = await postForDeployment(
     step.client,

@@ -51,6 +51,14 @@ export const RawInputs = z.strictObject({
   target: z
     .enum(['auto', 'production', 'preview'], { error: 'must be one of auto, production, preview' })
     .default('auto'),
+  /** git (default): Slipway clones the repository; workspace: upload the checkout; prebuilt: upload built output. */
+  source: z
+    .enum(['git', 'workspace', 'prebuilt'], { error: 'must be one of git, workspace, prebuilt' })
+    .default('git'),
+  /** source: workspace: the directory to upload (default the checkout's root). */
+  directory: z.string().default('.'),
+  /** source: prebuilt: the built output to upload and serve as it is. */
+  'output-directory': z.string().optional(),
   /** Deployment to promote or roll back from. */
   'deployment-id': id('dpl').optional(),
   /** Wait until the deployment is live or failed (default true). */
@@ -100,6 +108,9 @@ export interface Inputs {
   commit: string | undefined;
   message: string | undefined;
   target: 'auto' | 'production' | 'preview';
+  source: 'git' | 'workspace' | 'prebuilt';
+  directory: string;
+  outputDirectory: string | undefined;
   deploymentId: string | undefined;
   wait: boolean;
   timeoutMs: number;
@@ -157,6 +168,9 @@ export function readInputs(env: NodeJS.ProcessEnv): Inputs {
     commit: p.commit,
     message: p.message,
     target: p.target,
+    source: p.source,
+    directory: p.directory,
+    outputDirectory: p['output-directory'],
     deploymentId: p['deployment-id'],
     wait: p.wait,
     timeoutMs: p.timeout,
@@ -178,6 +192,24 @@ function crossChecks(i: Inputs): { input: string; message: string }[] {
   const problems: { input: string; message: string }[] = [];
   if (i.deploymentId && i.command === 'deploy') {
     problems.push({ input: 'deployment-id', message: 'is for the promote and rollback commands' });
+  }
+  if (i.source !== 'git' && i.command !== 'deploy') {
+    problems.push({
+      input: 'source',
+      message: `is for the deploy command (${i.command} uses a deployment as it is)`,
+    });
+  }
+  if (i.source === 'prebuilt' && !i.outputDirectory) {
+    problems.push({
+      input: 'output-directory',
+      message: 'is required with source: prebuilt (the directory your build wrote)',
+    });
+  }
+  if (i.outputDirectory && i.source !== 'prebuilt') {
+    problems.push({ input: 'output-directory', message: 'is for source: prebuilt' });
+  }
+  if (i.directory !== '.' && i.source !== 'workspace') {
+    problems.push({ input: 'directory', message: 'is for source: workspace' });
   }
   if (i.healthCheckPath && !i.wait) {
     problems.push({ input: 'health-check-path', message: 'needs wait: true (the check runs once live)' });

@@ -11,9 +11,9 @@ const toJson = (schema: z.ZodType, io: 'input' | 'output') =>
 export function buildOpenApi(specs: RouteSpec[]): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const spec of specs) {
-    const path = spec.url.replace(/:([A-Za-z]+)/g, '{$1}');
+    const path = spec.url.replace(/:([A-Za-z0-9]+)/g, '{$1}');
     const parameters: unknown[] = [];
-    for (const name of spec.url.match(/:([A-Za-z]+)/g) ?? []) {
+    for (const name of spec.url.match(/:([A-Za-z0-9]+)/g) ?? []) {
       parameters.push({ name: name.slice(1), in: 'path', required: true, schema: { type: 'string' } });
     }
     if (spec.query) {

@@ -179,8 +179,12 @@ describe('cross-cutting HTTP behaviour', () => {
             expect(status === 'default' || /^[1-5](\d\d|XX)$/.test(status), where).toBe(true);
             expect(typeof response.description, where).toBe('string');
           }
-          if (op.requestBody)
-            expect(op.requestBody.content['application/json']?.schema, where).toBeTypeOf('object');
+          if (op.requestBody) {
+            // JSON, or a file's raw bytes (uploads).
+            const [type, media] = Object.entries(op.requestBody.content)[0] as [string, { schema: unknown }];
+            expect(['application/json', 'application/octet-stream'], where).toContain(type);
+            expect(media.schema, where).toBeTypeOf('object');
+          }
         }
       }
       for (const ref of collectRefs(doc)) {

@@ -1,0 +1,82 @@
+import { stat } from 'node:fs/promises';
+import { isAbsolute, resolve } from 'node:path';
+import type { CreateDeploymentBody } from '../api/schemas/deployments.ts';
+import { collectFiles } from '../api/upload/collect-files.ts';
+import { uploadFiles, type UploadProgress } from '../api/upload/upload-files.ts';
+import { formatDuration } from './duration.ts';
+import type { Step } from './step.ts';
+
+/** `12.3 MB`, `4.0 kB`, `17 B`. */
+export function formatBytes(n: number): string {
+  if (n < 1000) return `${n} B`;
+  const units = ['kB', 'MB', 'GB', 'TB'];
+  let v = n;
+  let u = -1;
+  do {
+    v /= 1000;
+    u++;
+  } while (v >= 1000 && u < units.length - 1);
+  return `${v.toFixed(1)} ${units[u]}`;
+}
+
+const files = (n: number) => `${n} ${n === 1 ? 'file' : 'files'}`;
+
+/**
+ * `source: workspace` or `prebuilt`: uploads the directory's files Slipway does not have yet,
+ * printing what it sends, and returns the `files` (and `prebuilt`) of the deployment body.
+ */
+export async function uploadSource(
+  step: Step,
+  projectId: string,
+): Promise<Pick<CreateDeploymentBody, 'files' | 'prebuilt'>> {
+  const { inputs, ctx, runner } = step;
+  const prebuilt = inputs.source === 'prebuilt';
+  const given = prebuilt ? inputs.outputDirectory! : inputs.directory;
+  const root = isAbsolute(given) ? given : resolve(ctx.workspace, given);
+  const kind = await stat(root).then(
+    (s) => (s.isDirectory() ? 'dir' : 'other'),
+    () => 'missing',
+  );
+  if (kind !== 'dir') {
+    const input = prebuilt ? 'output-directory' : 'directory';
+    throw new Error(
+      `Input "${input}": ${root} ${kind === 'missing' ? 'does not exist' : 'is not a directory'}` +
+        (prebuilt ? ': run your build before this step' : ': check out the repository before this step'),
+    );
+  }
+  const started = step.now();
+  const skipped: string[] = [];
+  const local = await collectFiles(root, {
+    // Build output is often git-ignored (dist/): only .slipwayignore applies to it.
+    ignoreFiles: prebuilt ? ['.slipwayignore'] : ['.gitignore', '.slipwayignore'],
+    onSkip: (path, reason) => skipped.push(`${path} (${reason})`),
+  });
+  if (local.length === 0) throw new Error(`${root} holds no files to deploy.`);
+  if (skipped.length) runner.info(`Left out ${files(skipped.length)}: ${skipped.slice(0, 5).join(', ')}`);
+  let lastShown = 0;
+  const show = (p: UploadProgress) => {
+    if (p.sent.files === 0) {
+      const have = p.total.files - p.toSend.files;
+      runner.info(
+        `Uploading ${prebuilt ? 'prebuilt output' : 'the workspace'} ${given}: ${files(p.total.files)} ` +
+          `(${formatBytes(p.total.bytes)}); ${files(p.toSend.files)} to send (${formatBytes(p.toSend.bytes)}), ` +
+          `${files(have)} already in Slipway`,
+      );
+      return;
+    }
+    // A line every tenth of the way, and the last one.
+    const tenth = Math.floor((p.sent.bytes / Math.max(1, p.toSend.bytes)) * 10);
+    if (p.sent.files === p.toSend.files || tenth > lastShown) {
+      lastShown = tenth;
+      runner.info(
+        `Sent ${p.sent.files}/${p.toSend.files} files (${formatBytes(p.sent.bytes)} of ${formatBytes(p.toSend.bytes)})`,
+      );
+    }
+  };
+  const up = await uploadFiles(step.client.uploads, projectId, local, { onProgress: show });
+  runner.info(
+    `Uploaded in ${formatDuration(step.now() - started)}: sent ${files(up.progress.sent.files)}, ` +
+      `skipped ${files(up.progress.total.files - up.progress.toSend.files)} already present`,
+  );
+  return prebuilt ? { files: up.files, prebuilt: true } : { files: up.files };
+}
