@@ -2,7 +2,6 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Project } from '../../api/schemas/projects.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
 import { ensureBundle } from './bundle.ts';
 import { pushEvent, runAction } from './run-action.ts';
@@ -14,14 +13,13 @@ import { pushEvent, runAction } from './run-action.ts';
 describe('the action: deploying the workspace and prebuilt output', () => {
   let s: Stack;
   let token: string;
-  let project: Project;
   let workspace: string;
 
   beforeAll(async () => {
     [, s] = await Promise.all([ensureBundle(), startStack()]);
     ({ token } = await s.user('uploader@example.com'));
     const me = await s.client(token).user.get();
-    project = await s.client(token).projects.create({
+    await s.client(token).projects.create({
       name: 'checkout',
       // Never cloned: every deployment here is of uploaded files.
       repositoryUrl: 'https://example.invalid/never-cloned.git',
