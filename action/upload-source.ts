@@ -2,24 +2,10 @@ import { stat } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import type { CreateDeploymentBody } from '../api/schemas/deployments.ts';
 import { collectFiles } from '../api/upload/collect-files.ts';
+import { countFiles as files, formatBytes } from '../api/upload/format.ts';
 import { uploadFiles, type UploadProgress } from '../api/upload/upload-files.ts';
 import { formatDuration } from './duration.ts';
 import type { Step } from './step.ts';
-
-/** `12.3 MB`, `4.0 kB`, `17 B`. */
-export function formatBytes(n: number): string {
-  if (n < 1000) return `${n} B`;
-  const units = ['kB', 'MB', 'GB', 'TB'];
-  let v = n;
-  let u = -1;
-  do {
-    v /= 1000;
-    u++;
-  } while (v >= 1000 && u < units.length - 1);
-  return `${v.toFixed(1)} ${units[u]}`;
-}
-
-const files = (n: number) => `${n} ${n === 1 ? 'file' : 'files'}`;
 
 /**
  * `source: workspace` or `prebuilt`: uploads the directory's files Slipway does not have yet,

@@ -3,5 +3,6 @@
 import { register } from 'tsx/esm/api';
 
 register();
-const { main } = await import('../server/main.ts');
-process.exitCode = await main(process.argv.slice(2));
+const { main } = await import('../cli/main.ts');
+const { processIo } = await import('../cli/io.ts');
+process.exitCode = await main(process.argv.slice(2), processIo());

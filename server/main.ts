@@ -12,20 +12,7 @@ import { addCredits } from './payments/credits.ts';
 import { formatCents, MAX_TOPUP_CENTS, parseAmount } from './payments/money.ts';
 import pino from 'pino';
 
-const USAGE = `Usage: slipway <command>
-
-  serve [--role api|worker|edge|bot]...   start the service (every role when none is given)
-  migrate                                 apply database migrations and exit
-  token create --email E --name N         create the user if needed; print a new API token
-  project suspend|resume <id-or-name>     stop or resume deploying and serving a project
-                                          (suspending stops its running server apps at once)
-  credits add --org NAME --amount 25.00   top up an organization's prepaid balance (paid API)
-  org plan <id-or-name> free|pro|enterprise
-                                          set an organization's plan (its members' rate limit)
-
-Configuration comes from the environment; see README.md.`;
-
-/** The CLI: parses arguments, wires things up, returns an exit code. */
+/** The service's own commands (cli/operator.ts): parse arguments, wire things up, return an exit code. */
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   try {
@@ -124,14 +111,8 @@ export async function main(argv: string[]): Promise<number> {
         }
         return 0;
       }
-      case undefined:
-      case 'help':
-      case '--help':
-      case '-h':
-        process.stdout.write(`${USAGE}\n`);
-        return command === undefined ? 1 : 0;
       default:
-        return fail(`Unknown command "${command}".\n\n${USAGE}`);
+        return fail(`Unknown command "${command}".`);
     }
   } catch (err) {
     if (err instanceof ConfigError || err instanceof BotSettingsError) return fail(err.message);

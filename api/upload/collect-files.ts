@@ -27,11 +27,11 @@ export interface CollectOptions {
   onSkip?: (path: string, reason: string) => void;
 }
 
-/** Never uploaded: git's own data. */
-const ALWAYS = new Set(['.git']);
+/** Never uploaded: git's own data, and the CLI's link to a project (and a local data dir). */
+const ALWAYS = new Set(['.git', '.slipway']);
 
 /**
- * Every regular file under `root`, hashed, in a stable order. Directories named `.git` and what
+ * Every regular file under `root`, hashed, in a stable order. Directories named `.git` or `.slipway` and what
  * the ignore files exclude are left out; symbolic links are left out (the service refuses them)
  * and reported through `onSkip`.
  */

@@ -133,7 +133,7 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
   try {
     let commit: { commitHash: string | null; commitMessage: string | null; author: string | null };
     if (opts.files) {
-      info(phase(`Writing ${opts.files.count} uploaded files`));
+      info(phase(`Writing ${opts.files.count} uploaded ${opts.files.count === 1 ? 'file' : 'files'}`));
       await sandbox.prepare(await opts.files.write(src));
       commit = { commitHash: null, commitMessage: null, author: null };
     } else {
@@ -255,7 +255,9 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
       info(`Left out ${skipped.length} files that cannot be published (links are never followed): ${some}`);
     }
     const durationMs = Date.now() - started;
-    info(`Stored ${stored.fileCount} files (${describeBytes(stored.totalBytes)})`);
+    info(
+      `Stored ${stored.fileCount} ${stored.fileCount === 1 ? 'file' : 'files'} (${describeBytes(stored.totalBytes)})`,
+    );
     info(phase(`Build completed in ${describeElapsed(durationMs)}`));
 
     return {

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -140,6 +140,37 @@ describe.concurrent(
       } finally {
         await t.close();
       }
+    });
+
+    it('--help explains every command and runs none; --version prints the version', async () => {
+      const dataDir = tempDir();
+      const env = { SLIPWAY_DATA_DIR: dataDir };
+      const version = JSON.parse(
+        readFileSync(resolve(import.meta.dirname, '../../package.json'), 'utf8'),
+      ).version;
+      const [all, migrate, token, deploy, ver, unknown] = await Promise.all([
+        slipway(['--help'], env),
+        slipway(['migrate', '--help'], env),
+        slipway(['token', 'create', '-h'], env),
+        slipway(['deploy', '--prod', '--help'], env),
+        slipway(['--version'], env),
+        slipway(['frobnicate'], env),
+      ]);
+      expect(all.code).toBe(0);
+      for (const name of ['login', 'deploy', 'env', 'serve', 'migrate', 'token', 'credits']) {
+        expect(all.stdout).toMatch(new RegExp(`^  ${name} +\\S`, 'm'));
+      }
+      expect(migrate).toMatchObject({ code: 0, stderr: '' });
+      expect(migrate.stdout).toMatch(/^Usage: slipway migrate\n/);
+      expect(token.stdout).toMatch(/^Usage: slipway token create --email/);
+      expect(deploy.stdout).toMatch(/^Usage: slipway deploy \[folder\]/);
+      // Nothing ran: migrate --help made no database.
+      expect(readdirSync(dataDir)).toEqual([]);
+      expect(ver).toMatchObject({ code: 0, stdout: `slipway ${version}\n` });
+      expect(unknown.code).toBe(2);
+      expect(unknown.stderr).toBe(
+        'slipway: unknown command "frobnicate". Run `slipway --help` for the list.\n',
+      );
     });
 
     it('serve exits non-zero naming PORT when it is malformed', async () => {

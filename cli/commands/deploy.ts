@@ -1,0 +1,107 @@
+import { stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import type { CreateDeploymentBody, Deployment } from '../../api/schemas/deployments.ts';
+import { collectFiles } from '../../api/upload/collect-files.ts';
+import { countFiles } from '../../api/upload/format.ts';
+import { uploadFiles } from '../../api/upload/upload-files.ts';
+import { type Command, flag, positionals, printJson, str } from '../command.ts';
+import { followToEnd, seconds } from '../follow.ts';
+import { gitLabels } from '../git-labels.ts';
+import { uploadProgress } from '../progress.ts';
+import { openSession, targetProject } from '../session.ts';
+import { UsageError } from '../usage-error.ts';
+
+export const deploy: Command = {
+  name: 'deploy',
+  summary: 'upload a folder, build it in Slipway, print its URL',
+  help: `Usage: slipway deploy [folder] [--prod] [--prebuilt] [--project <p>] [--org <o>]
+                      [--message <text>] [--no-wait] [--json]
+
+Uploads the folder (default: the current one) and deploys it: only files Slipway does not
+have yet are sent. Files that .gitignore or .slipwayignore exclude, and .git and .slipway,
+stay behind. Slipway builds the files as it builds a repository, the build log is shown as
+it runs, and the deployment's URL is printed when it is live.
+
+  --prod         make it the production deployment (default: a preview with its own URL)
+  --prebuilt     the folder is build output (e.g. dist): serve it as it is, no build;
+                 only .slipwayignore applies
+  --project, --org
+                 the project (name or prj_ id); default the one \`slipway link\` remembered
+  --message      a note shown with the deployment
+  --no-wait      print the deployment's URL once it is queued, without waiting
+  --json         print the deployment as JSON instead of its URL
+
+Exits 0 when the deployment is live, 1 when it failed.
+
+  slipway deploy                     # preview of the current folder
+  npm run build && slipway deploy dist --prebuilt --prod`,
+  options: {
+    prod: { type: 'boolean' },
+    prebuilt: { type: 'boolean' },
+    project: { type: 'string' },
+    org: { type: 'string' },
+    message: { type: 'string' },
+    'no-wait': { type: 'boolean' },
+  },
+  async run(p, io) {
+    const [folder] = positionals(p, ['folder']);
+    const root = resolve(io.cwd, folder ?? '.');
+    const isDir = await stat(root).then(
+      (s) => s.isDirectory(),
+      () => false,
+    );
+    if (!isDir) throw new UsageError(`${root} is not a folder.`);
+    const prebuilt = flag(p, 'prebuilt');
+    const started = Date.now();
+    const session = await openSession(io);
+    const project = await targetProject(
+      session,
+      io,
+      { project: str(p, 'project'), org: str(p, 'org') },
+      root,
+    );
+
+    const skipped: string[] = [];
+    const local = await collectFiles(root, {
+      // Build output is often git-ignored (dist/): only .slipwayignore applies to it.
+      ignoreFiles: prebuilt ? ['.slipwayignore'] : ['.gitignore', '.slipwayignore'],
+      onSkip: (path, reason) => skipped.push(`${path} (${reason})`),
+    });
+    if (local.length === 0) throw new Error(`${root} holds no files to deploy.`);
+    if (skipped.length) io.err(`Left out ${countFiles(skipped.length)}: ${skipped.slice(0, 5).join(', ')}\n`);
+    const up = await uploadFiles(session.client.uploads, project.id, local, {
+      onProgress: uploadProgress(io),
+    });
+
+    const target = flag(p, 'prod') ? 'production' : 'preview';
+    const body: CreateDeploymentBody = {
+      ...(await gitLabels(root)),
+      target,
+      files: up.files,
+      ...(prebuilt ? { prebuilt: true } : {}),
+      ...(str(p, 'message') ? { message: str(p, 'message') } : {}),
+    };
+    const created = await session.client.deployments.create(project.id, body);
+    io.err(`Deploying ${project.name} (${target}): ${created.id}\n`);
+    if (flag(p, 'no-wait')) {
+      if (flag(p, 'json')) printJson(io, created);
+      else io.out(`${created.url}\n`);
+      return 0;
+    }
+    const done: Deployment = await followToEnd(session, io, created, (line) => io.err(`  ${line}\n`));
+    if (flag(p, 'json')) printJson(io, done);
+    if (done.status !== 'live') {
+      io.err(`Deployment ${done.id} failed${done.errorMessage ? `: ${done.errorMessage}` : ''}\n`);
+      return 1;
+    }
+    const url =
+      target === 'production'
+        ? ((await session.client.projects.get(project.id)).deploymentUrl ?? done.url)
+        : done.url;
+    io.err(
+      `Live in ${seconds(Date.now() - started)}${target === 'production' ? ' (production)' : ''}: ${url}\n`,
+    );
+    if (!flag(p, 'json')) io.out(`${url}\n`);
+    return 0;
+  },
+};

@@ -1,0 +1,69 @@
+import type { Command } from './command.ts';
+
+/**
+ * The service's own commands, run where the service runs and configured by its environment
+ * (README.md). Their code loads only when one of them runs, so the people's commands start fast.
+ */
+const operator = (name: string, summary: string, help: string): Command => ({
+  name,
+  summary,
+  help,
+  async run(p) {
+    const { main } = await import('../server/main.ts');
+    return main([name, ...p.positionals]);
+  },
+});
+
+export const OPERATOR_COMMANDS: Command[] = [
+  operator(
+    'serve',
+    'start the service',
+    `Usage: slipway serve [--role api|worker|edge|bot]...
+
+Starts the service: every role when none is given (and the bot's when its GitHub App is
+configured), or only the roles named. Configuration comes from the environment; see README.md.
+
+  slipway serve
+  slipway serve --role api --role worker`,
+  ),
+  operator(
+    'migrate',
+    'apply database migrations and exit',
+    `Usage: slipway migrate
+
+Applies the database migrations this version needs (SLIPWAY_DATA_DIR's SQLite file, or
+DATABASE_URL) and exits. \`slipway serve\` does the same when it starts.`,
+  ),
+  operator(
+    'token',
+    'create a user if needed and print a new API token',
+    `Usage: slipway token create --email <address> [--name <label>]
+
+Creates the user (with a personal organization) if the address is new, and prints a new API
+token for them on standard output: the first token of a fresh service comes from here.
+
+  slipway token create --email you@example.com --name laptop`,
+  ),
+  operator(
+    'project',
+    'stop or resume deploying and serving a project',
+    `Usage: slipway project suspend|resume <project-id-or-name>
+
+Suspending stops the project's deployments and its running server apps at once; resuming
+lets it deploy and serve again.`,
+  ),
+  operator(
+    'credits',
+    "top up an organization's prepaid balance",
+    `Usage: slipway credits add --org <name> --amount <dollars>
+
+Adds prepaid credit for the paid API (/api/v1) to an organization, e.g. --amount 25.00.`,
+  ),
+  operator(
+    'org',
+    "set an organization's plan",
+    `Usage: slipway org plan <organization-id-or-name> free|pro|enterprise
+
+Sets the plan, and with it the rate limit of the organization's members.`,
+  ),
+];
