@@ -7,6 +7,7 @@ import { benchEdgeFlood } from './edge-flood.ts';
 import { benchRecording } from './monitoring.ts';
 import { benchSandbox } from './sandbox.ts';
 import { benchScale } from './scale.ts';
+import { benchUpload } from './upload.ts';
 import { benchWebhooks } from './webhooks.ts';
 
 /** `npm run bench`: every benchmark in one run, each beside its baseline measured in the same run. */
@@ -23,6 +24,7 @@ const suites: Record<string, () => Promise<string>> = {
   recording: () => benchRecording(),
   scale: () => benchScale(seconds),
   sandbox: () => benchSandbox(),
+  upload: () => benchUpload(),
 };
 
 for (const [name, run] of Object.entries(suites)) {

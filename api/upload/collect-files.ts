@@ -79,7 +79,9 @@ export async function collectFiles(root: string, opts: CollectOptions = {}): Pro
       const i = next++;
       const f = found[i]!;
       const hash = createHash('sha256');
-      await pipeline(createReadStream(f.absolute), hash);
+      // Small files in one read (most of a site); large ones streamed, so memory stays flat.
+      if (f.size <= 1 << 20) hash.update(await readFile(f.absolute));
+      else await pipeline(createReadStream(f.absolute), hash);
       files[i] = { ...f, sha256: hash.digest('hex') };
     }
   };
