@@ -14,7 +14,7 @@ export function projectsApi(c: Caller) {
     create: (body: z.input<typeof CreateProjectBody>, o?: CallOptions) =>
       c.data(Project, 'POST', '/v1/projects', { ...o, body }),
     get: (projectId: string, o?: CallOptions) => c.data(Project, 'GET', `/v1/projects/${seg(projectId)}`, o),
-    /** Changes name, branch or framework. */
+    /** Changes name, branch, framework, repository URL or build settings (null returns one to detection). */
     update: (projectId: string, body: z.input<typeof UpdateProjectBody>, o?: CallOptions) =>
       c.data(Project, 'PATCH', `/v1/projects/${seg(projectId)}`, { ...o, body }),
     /** Soft delete: the project stops serving and releases its domains. */

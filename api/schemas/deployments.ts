@@ -53,6 +53,8 @@ export const Deployment = z.object({
   source: z.enum(['git', 'upload', 'prebuilt']).optional(),
   /** When it was promoted to production (extension). */
   promotedAt: Timestamp.nullable(),
+  /** The framework slug it was built as (the project's setting, or detected); null until built (extension). */
+  framework: z.string().nullable().optional(),
 });
 export type Deployment = z.infer<typeof Deployment>;
 

@@ -27,6 +27,46 @@ export const FrameworkName = z
   .max(64)
   .regex(/^[a-z0-9][a-z0-9.-]*$/, 'must be a framework slug such as "vite" or "nextjs"');
 
+/**
+ * A folder or path inside the repository: relative, with forward slashes, without `..`.
+ * Read normalized: `./apps/web/` is `apps/web`, and `.` or `./` is the root (`.`).
+ */
+export const RepositoryPath = z
+  .string()
+  .min(1, 'must not be empty (use "." for the root)')
+  .max(255, 'must be at most 255 characters')
+  .refine(
+    (p) => !p.startsWith('/') && !/^[A-Za-z]:/.test(p),
+    'must be relative to the repository, such as apps/web',
+  )
+  .refine((p) => !p.includes('\\') && !p.includes('\0'), 'must use forward slashes and no NUL characters')
+  .refine((p) => !p.split('/').includes('..'), 'must stay inside the repository: ".." is not allowed')
+  .transform(
+    (p) =>
+      p
+        .split('/')
+        .filter((s) => s !== '' && s !== '.')
+        .join('/') || '.',
+  );
+
+/** A shell command run in the sandbox; an empty string skips that step. */
+export const BuildStepCommand = z
+  .string()
+  .max(1000, 'must be at most 1000 characters')
+  .refine((c) => !c.includes('\0'), 'must not contain NUL characters');
+
+/** The four build settings, each null (or absent) to let the build detect it. */
+export const BuildSettings = {
+  /** Command that installs dependencies (e.g. `pnpm install --frozen-lockfile`); `""` skips the install. */
+  installCommand: BuildStepCommand.nullable(),
+  /** Command that builds the app (e.g. `npm run build:prod`); `""` skips the build. */
+  buildCommand: BuildStepCommand.nullable(),
+  /** Folder whose files are served, relative to `rootDirectory` (e.g. `dist`). */
+  outputDirectory: RepositoryPath.nullable(),
+  /** The app's folder inside the repository (a monorepo's `apps/web`): install and build run there. */
+  rootDirectory: RepositoryPath.nullable(),
+};
+
 export const Project = z.object({
   /** `prj_` identifier. */
   id: id('prj'),
@@ -36,7 +76,7 @@ export const Project = z.object({
   repositoryUrl: z.string(),
   /** Production branch (default `main`). */
   branch: z.string(),
-  /** Framework slug; `null` until known. */
+  /** The framework setting; `null`: detected on every build (each deployment's `framework` says what it was built as). */
   framework: z.string().nullable(),
   /** Owning organization. */
   organizationId: id('org'),
@@ -46,6 +86,14 @@ export const Project = z.object({
   deploymentUrl: z.string().nullable(),
   /** Id of the live production deployment, if any (extension). */
   productionDeploymentId: z.string().nullable(),
+  /** Install command; `null`: detected from the lockfile (extension). */
+  installCommand: z.string().nullable().optional(),
+  /** Build command; `null`: detected from the framework (extension). */
+  buildCommand: z.string().nullable().optional(),
+  /** Output folder relative to `rootDirectory`; `null`: detected (extension). */
+  outputDirectory: z.string().nullable().optional(),
+  /** The app's folder inside the repository; `null`: the root (extension). */
+  rootDirectory: z.string().nullable().optional(),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
@@ -58,10 +106,14 @@ export const CreateProjectBody = z.strictObject({
   repositoryUrl: RepositoryUrl,
   /** Production branch, default `main`. */
   branch: BranchName.optional(),
-  /** Framework slug; detected when omitted. */
+  /** Framework slug; detected on every build when omitted. */
   framework: FrameworkName.optional(),
   /** Organization id (`org_...`) that owns the project. */
   organizationId: z.string().min(1, 'is required'),
+  installCommand: BuildSettings.installCommand.optional(),
+  buildCommand: BuildSettings.buildCommand.optional(),
+  outputDirectory: BuildSettings.outputDirectory.optional(),
+  rootDirectory: BuildSettings.rootDirectory.optional(),
 });
 export type CreateProjectBody = z.infer<typeof CreateProjectBody>;
 
@@ -69,13 +121,19 @@ export const UpdateProjectBody = z
   .strictObject({
     name: Slug.optional(),
     branch: BranchName.optional(),
+    /** A framework slug, or null to detect it on every build. */
     framework: FrameworkName.nullable().optional(),
     /** A new repository URL; `***` in place of its credentials keeps the stored ones. */
     repositoryUrl: RepositoryUrl.optional(),
+    /** Build settings; null returns one to detection. */
+    installCommand: BuildSettings.installCommand.optional(),
+    buildCommand: BuildSettings.buildCommand.optional(),
+    outputDirectory: BuildSettings.outputDirectory.optional(),
+    rootDirectory: BuildSettings.rootDirectory.optional(),
   })
   .refine(
     (b) => Object.keys(b).length > 0,
-    'must change at least one of name, branch, framework, repositoryUrl',
+    'must change at least one of name, branch, framework, repositoryUrl, installCommand, buildCommand, outputDirectory, rootDirectory',
   );
 export type UpdateProjectBody = z.infer<typeof UpdateProjectBody>;
 

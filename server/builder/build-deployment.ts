@@ -10,6 +10,9 @@ import type { Sandbox } from '../sandbox/index.ts';
 import { watchDisk } from '../sandbox/disk-watch.ts';
 import { limitHint } from '../sandbox/limit-hints.ts';
 import { runCommand } from './run-command.ts';
+import { readPackageJson } from './package-json.ts';
+import { detectPackageManager } from './package-manager.ts';
+import { isWorkspaceMember, workspacePatterns } from './workspace-root.ts';
 
 export type BuildLogType = 'build' | 'error';
 
@@ -29,6 +32,10 @@ export interface BuildDeploymentOptions {
   commit?: string | null;
   /** The project's framework slug; detected from the repository when null. */
   framework?: string | null;
+  /** The project's build settings; each null is detected. */
+  settings?: BuildSettings;
+  /** The framework the project's previous build was built as, to say when detection changed. */
+  previousFramework?: { slug: string; deploymentId: string } | null;
   /** The project's environment variables for this target, decrypted. */
   env: Record<string, string>;
   /** Values masked as `***` in the log (the `encrypted` variables). */
@@ -50,6 +57,23 @@ export interface BuildDeploymentOptions {
   /** Every command of the build (git, install, build) runs in it. */
   sandbox: Sandbox;
 }
+
+/** A project's own build settings (null: detect; an empty command: skip the step). */
+export interface BuildSettings {
+  installCommand: string | null;
+  buildCommand: string | null;
+  /** Relative to rootDirectory. */
+  outputDirectory: string | null;
+  /** A folder inside the repository. */
+  rootDirectory: string | null;
+}
+
+const NO_SETTINGS: BuildSettings = {
+  installCommand: null,
+  buildCommand: null,
+  outputDirectory: null,
+  rootDirectory: null,
+};
 
 export interface BuildResult {
   /** The checked-out commit; null for uploaded files. */
@@ -102,6 +126,8 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
     throw new BuildError(sandbox.unavailable);
   }
   for (const line of sandbox.banner()) info(line);
+  const settings = opts.settings ?? NO_SETTINGS;
+  info(describeSettings(opts.framework ?? null, settings));
   await mkdir(opts.workspaceRoot, { recursive: true });
   const workspace = await mkdtemp(join(opts.workspaceRoot, 'build-'));
   const src = join(workspace, 'src');
@@ -155,14 +181,32 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
       });
     }
 
-    const fw = await detectFramework(src, { framework: opts.framework ?? null });
+    const app = settings.rootDirectory
+      ? await folderInside(src, settings.rootDirectory, 'root directory')
+      : src;
+    const appPath = relative(src, app) || '.';
+    const fw = await detectFramework(app, { framework: opts.framework ?? null });
     if (!fw) {
       throw new BuildError(
-        'Could not tell how to build this repository: no known framework in package.json, no "start" or ' +
-          '"build" script, and no index.html at the root. Set the project\'s framework, or add a "build" script.',
+        `Could not tell how to build ${appPath === '.' ? 'this repository' : appPath}: no known framework in package.json, no "start" or ` +
+          '"build" script, and no index.html. Set the project\'s framework or buildCommand, or add a "build" script.',
       );
     }
     info(describeFramework(fw));
+    if (fw.source === 'configured') {
+      // The setting wins; say so when the files now look like something else.
+      const detected = await detectFramework(app).catch(() => null);
+      if (detected && detected.slug !== fw.slug) {
+        info(
+          `Note: the files look like ${detected.name} (${detected.slug}), but the project's framework setting is ${fw.slug}. ` +
+            'Set framework to null to detect it on every build.',
+        );
+      }
+    } else if (opts.previousFramework && opts.previousFramework.slug !== fw.slug) {
+      info(
+        `Detected framework changed: ${opts.previousFramework.slug} for ${opts.previousFramework.deploymentId}, ${fw.slug} now.`,
+      );
+    }
     if (fw.kind === 'node' && !fw.startCommand) {
       throw new BuildError(
         `${fw.name} apps run as a Node.js server: add a "start" script to package.json that starts it on $PORT.`,
@@ -172,21 +216,23 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
     const projectEnv = Object.fromEntries(Object.entries(opts.env).filter(([key]) => !RESERVED.has(key)));
     // The environment is built from nothing: the server's own variables (database URL,
     // encryption key) must never reach code from a repository.
+    const binDirs = [...new Set([join(app, 'node_modules', '.bin'), join(src, 'node_modules', '.bin')])];
     const commandEnv = (extra: Record<string, string>) => ({
       ...extra,
       ...projectEnv,
-      PATH: [join(src, 'node_modules', '.bin'), basePath].join(delimiter),
+      PATH: [...binDirs, basePath].join(delimiter),
       HOME: home,
       CI: projectEnv.CI ?? '1',
     });
-    const run = async (title: string, argv: string[], env: Record<string, string>) => {
+    const run = async (title: string, argv: string[], env: Record<string, string>, cwd = app) => {
       const shown = argv[0] === 'sh' ? (argv[2] ?? '') : argv.join(' ');
-      info(phase(`${title}: ${shown}`));
+      const where = cwd === src ? '' : ` (in ${relative(src, cwd)})`;
+      info(phase(`${title}${where}: ${shown}`));
       const begun = Date.now();
       const tail: string[] = [];
       const result = await runCommand({
         argv,
-        cwd: src,
+        cwd,
         env,
         timeoutMs: remaining(),
         secrets: opts.secrets,
@@ -214,34 +260,54 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
       info(`${title} finished in ${describeElapsed(Date.now() - begun)}`);
     };
 
-    const needsInstall = fw.kind === 'node' || fw.buildCommand !== null;
-    const install = fw.packageManager.install;
-    if (install && needsInstall) {
-      // No NODE_ENV=production here unless the project sets it: package managers would then
-      // skip the devDependencies (bundlers, compilers) the build needs.
-      await run('Installing dependencies', install, commandEnv({}));
+    const buildCommand = settings.buildCommand === null ? fw.buildCommand : settings.buildCommand || null;
+    // No NODE_ENV=production for the install unless the project sets it: package managers would
+    // then skip the devDependencies (bundlers, compilers) the build needs.
+    if (settings.installCommand !== null) {
+      if (settings.installCommand === '')
+        info(phase("Skipping install: the project's install command is empty"));
+      else await run('Installing dependencies', ['sh', '-c', settings.installCommand], commandEnv({}));
+    } else {
+      const needsInstall = fw.kind === 'node' || buildCommand !== null;
+      const root = app === src ? null : await workspaceInstall(src, appPath);
+      const install = root ? root.install : fw.packageManager.install;
+      if (install && needsInstall) {
+        await run('Installing dependencies', install, commandEnv({}), root ? src : app);
+      } else {
+        info(
+          phase(
+            install
+              ? 'Skipping install: nothing to build'
+              : 'Skipping install: no dependencies in package.json',
+          ),
+        );
+      }
+    }
+
+    if (buildCommand) {
+      await run('Building', ['sh', '-c', buildCommand], commandEnv({ NODE_ENV: 'production' }));
     } else {
       info(
         phase(
-          install
-            ? 'Skipping install: nothing to build'
-            : 'Skipping install: no dependencies in package.json',
+          settings.buildCommand === ''
+            ? "No build: the project's build command is empty"
+            : 'No build command: serving the files as they are',
         ),
       );
     }
 
-    if (fw.buildCommand) {
-      await run('Building', ['sh', '-c', fw.buildCommand], commandEnv({ NODE_ENV: 'production' }));
-    } else {
-      info(phase('No build command: serving the files as they are'));
-    }
-
-    const output = fw.kind === 'node' ? src : await findOutput(src, fw);
+    // A server app keeps the whole checkout: a monorepo's app needs the root's node_modules.
+    const output =
+      fw.kind === 'node'
+        ? src
+        : settings.outputDirectory !== null
+          ? await folderInside(app, settings.outputDirectory, 'output directory', src)
+          : await findOutput(app, fw);
     const outputName = relative(src, output) || '.';
     info(phase(fw.kind === 'node' ? 'Storing the app' : `Storing build output from ${outputName}`));
     if ((await readdir(output)).length === 0)
       throw new BuildError(`The output directory ${outputName} is empty.`);
-    const atRoot = output === src;
+    const atRoot = output === src || output === app;
     const skipped: string[] = [];
     const stored = await opts.artifacts.storeDirectory(output, {
       maxBytes: opts.maxOutputBytes,
@@ -269,7 +335,9 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
       kind: fw.kind,
       artifactId: stored.artifactId,
       spa: fw.spa,
-      ...(fw.kind === 'node' && fw.startCommand ? { startCommand: fw.startCommand } : {}),
+      ...(fw.kind === 'node' && fw.startCommand
+        ? { startCommand: app === src ? fw.startCommand : `cd ${shellQuote(appPath)} && ${fw.startCommand}` }
+        : {}),
       fileCount: stored.fileCount,
       totalBytes: stored.totalBytes,
       durationMs,
@@ -285,6 +353,62 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
     disk.stop();
     await rm(workspace, { recursive: true, force: true, maxRetries: 3 });
   }
+}
+
+/** The first build log line about settings: what the project sets, the rest detected. */
+function describeSettings(framework: string | null, s: BuildSettings): string {
+  const set = [
+    framework ? `framework ${framework}` : null,
+    s.rootDirectory ? `root directory ${s.rootDirectory}` : null,
+    s.installCommand !== null
+      ? `install command ${s.installCommand ? `"${s.installCommand}"` : '(none)'}`
+      : null,
+    s.buildCommand !== null ? `build command ${s.buildCommand ? `"${s.buildCommand}"` : '(none)'}` : null,
+    s.outputDirectory ? `output directory ${s.outputDirectory}` : null,
+  ].filter((x): x is string => x !== null);
+  return set.length
+    ? `Project settings: ${set.join(', ')}; the rest is detected`
+    : 'Project settings: none, everything is detected';
+}
+
+const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/**
+ * The install of a monorepo's app: at the repository root, with the root's package manager,
+ * when the root declares workspaces that include the app. Null otherwise.
+ */
+async function workspaceInstall(src: string, appPath: string) {
+  const rootPkg = await readPackageJson(src);
+  const patterns = await workspacePatterns(src, rootPkg);
+  if (!patterns || !isWorkspaceMember(patterns, appPath)) return null;
+  const pm = await detectPackageManager(src, rootPkg);
+  // A workspace root often has no dependencies of its own: its workspaces have them.
+  return { install: pm.install ?? [pm.name, 'install'] };
+}
+
+/**
+ * A folder the project's settings name (`rootDirectory`, `outputDirectory`): it must exist
+ * and be a real directory inside `within` (default `base`), links resolved, so a setting or a
+ * link in the repository cannot point elsewhere on the build machine.
+ */
+async function folderInside(base: string, path: string, what: string, within = base): Promise<string> {
+  const full = resolve(base, path);
+  const rel = relative(within, full);
+  if (rel.startsWith('..') || isAbsolute(rel))
+    throw new BuildError(`The ${what} "${path}" is outside the repository.`);
+  const stats = await lstat(full).catch(() => null);
+  if (!stats) {
+    throw new BuildError(
+      what === 'output directory'
+        ? `The build did not create the output directory "${path}" (the project's outputDirectory). Check the build log, or change the setting.`
+        : `The ${what} "${path}" does not exist in the repository. Check the project's rootDirectory.`,
+    );
+  }
+  const realRel = relative(await realpath(within), await realpath(full));
+  if (!stats.isDirectory() || realRel.startsWith('..') || isAbsolute(realRel)) {
+    throw new BuildError(`The ${what} "${path}" must be a directory inside the repository.`);
+  }
+  return full;
 }
 
 function describeFramework(fw: DetectedFramework): string {

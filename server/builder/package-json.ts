@@ -13,6 +13,11 @@ export const PackageJson = z.looseObject({
   devDependencies: StringMap.optional(),
   /** npm scripts: name to shell command. */
   scripts: z.record(z.string(), z.string()).catch({}).optional(),
+  /** npm, yarn and bun workspaces: folder patterns, or yarn's `{ packages }`. */
+  workspaces: z
+    .union([z.array(z.string()), z.object({ packages: z.array(z.string()) }).transform((w) => w.packages)])
+    .optional()
+    .catch(undefined),
   /** Corepack's `name@version` of the package manager, e.g. `pnpm@9.1.0`. */
   packageManager: z.string().optional().catch(undefined),
 });

@@ -181,6 +181,7 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
           commit_message: source.commit_message,
           author: source.author,
           runtime: JSON.stringify(runtime),
+          framework: source.framework,
         })
         .where('id', '=', id)
         .execute();
@@ -244,6 +245,13 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
         ref: deployment.branch,
         commit: deployment.requested_commit,
         framework: project.framework,
+        settings: {
+          installCommand: project.install_command,
+          buildCommand: project.build_command,
+          outputDirectory: project.output_directory,
+          rootDirectory: project.root_directory,
+        },
+        previousFramework: await previousFramework(deps, project.id, id),
         env: env.vars,
         secrets: env.secrets,
         workspaceRoot,
@@ -269,17 +277,11 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
           commit_message: result.commitMessage,
           author: result.author,
           runtime: JSON.stringify(runtime),
+          // What this build detected stays with it: the project's framework is the user's setting.
+          framework: result.framework,
         })
         .where('id', '=', id)
         .execute();
-      if (result.frameworkDetected && project.framework === null) {
-        await deps.db
-          .updateTable('projects')
-          .set({ framework: result.framework, updated_at: deps.clock.now().toISOString() })
-          .where('id', '=', project.id)
-          .where('framework', 'is', null)
-          .execute();
-      }
     }
     await logs.flush();
     signal.throwIfAborted();
@@ -300,4 +302,19 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
     await markLive(deps, id, { deployDurationMs: Date.now() - deployStarted });
     opts.onLive?.(id);
   }
+}
+
+/** The framework of the project's latest earlier build, to say when detection changed. */
+async function previousFramework(deps: Deps, projectId: string, exceptId: string) {
+  const row = await deps.db
+    .selectFrom('deployments')
+    .select(['id', 'framework'])
+    .where('project_id', '=', projectId)
+    .where('id', '!=', exceptId)
+    .where('framework', 'is not', null)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return row?.framework ? { slug: row.framework, deploymentId: row.id } : null;
 }

@@ -59,7 +59,7 @@ export const projectRoutes = [
     method: 'PATCH',
     url: '/v1/projects/:projectId',
     tag: 'projects',
-    summary: 'Update a project (name, branch, framework)',
+    summary: 'Update a project (name, branch, framework, repository, build settings)',
     params: ProjectParams,
     body: UpdateProjectBody,
     response: Project,

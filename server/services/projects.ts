@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { ApiError } from '../../api/errors.ts';
 import type {
+  BuildSettings,
   CreateProjectBody,
   ListProjectsQuery,
   Project,
@@ -32,6 +33,10 @@ export function toProject(deps: Pick<Deps, 'urls'>, row: ProjectRow): Project {
     status: row.status,
     deploymentUrl: row.production_deployment_id ? deps.urls.forHost(row.production_host) : null,
     productionDeploymentId: row.production_deployment_id,
+    installCommand: row.install_command,
+    buildCommand: row.build_command,
+    outputDirectory: row.output_directory,
+    rootDirectory: row.root_directory,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -112,6 +117,22 @@ function storedRepository(
   return { repository_url: split.url, repository_credentials: current };
 }
 
+/**
+ * The build settings a body gives, as columns: absent ones are left out (on update, unchanged),
+ * and a root directory of `.` is the root, stored as null.
+ */
+function buildSettingsOf(body: Partial<Pick<CreateProjectBody, keyof typeof BuildSettings>>) {
+  const out: Partial<
+    Record<'install_command' | 'build_command' | 'output_directory' | 'root_directory', string | null>
+  > = {};
+  if (body.installCommand !== undefined) out.install_command = body.installCommand;
+  if (body.buildCommand !== undefined) out.build_command = body.buildCommand;
+  if (body.outputDirectory !== undefined) out.output_directory = body.outputDirectory;
+  if (body.rootDirectory !== undefined)
+    out.root_directory = body.rootDirectory === '.' ? null : body.rootDirectory;
+  return out;
+}
+
 /** `settle` (paid operations) runs inside the transaction, so the payment commits with the project. */
 export async function createProject(
   deps: Deps,
@@ -134,6 +155,11 @@ export async function createProject(
         ...repository,
         branch: body.branch ?? 'main',
         framework: body.framework ?? null,
+        install_command: null,
+        build_command: null,
+        output_directory: null,
+        root_directory: null,
+        ...buildSettingsOf(body),
         status: 'active' as const,
         production_host: await allocateProductionHost(tx, body.name, org.name),
         production_deployment_id: null,
@@ -223,6 +249,7 @@ export async function updateProject(
           ...(body.name === undefined ? {} : { name: body.name, production_host: productionHost }),
           ...(body.branch === undefined ? {} : { branch: body.branch }),
           ...(body.framework === undefined ? {} : { framework: body.framework }),
+          ...buildSettingsOf(body),
           ...repository,
           updated_at: now,
         })

@@ -52,7 +52,15 @@ export interface ProjectsTable {
   /** The URL's `user:token` part, AES-256-GCM ciphertext (server/lib/secrets.ts), or null. */
   repository_credentials: string | null;
   branch: string;
+  /** The user's setting; null: detect on every build. */
   framework: string | null;
+  /** Build settings; null: detect. An empty command skips that step. */
+  install_command: string | null;
+  build_command: string | null;
+  /** Relative to `root_directory`. */
+  output_directory: string | null;
+  /** The app's folder inside the repository. */
+  root_directory: string | null;
   status: 'active' | 'suspended' | 'deleted';
   /** Host label of the production URL, unique among projects that are not deleted. */
   production_host: string;
@@ -95,6 +103,8 @@ export interface DeploymentsTable {
   source: 'git' | 'upload' | 'prebuilt';
   /** For `upload` and `prebuilt`: JSON `[{ path, sha256, size, mode }]`. */
   source_files: string | null;
+  /** The framework slug it was built as, once built. */
+  framework: string | null;
 }
 
 export interface UploadedFilesTable {

@@ -42,6 +42,10 @@ export async function insertProject(
     repository_credentials: null,
     branch: 'main',
     framework: null,
+    install_command: null,
+    build_command: null,
+    output_directory: null,
+    root_directory: null,
     status: 'active',
     production_host: name,
     production_deployment_id: null,
@@ -88,6 +92,7 @@ export async function insertDeployment(
     promoted_at: null,
     source: 'git',
     source_files: null,
+    framework: null,
     ...values,
   };
   await t.deps.db.insertInto('deployments').values(row).execute();

@@ -62,7 +62,9 @@ describe('build and serve pipeline', () => {
     expect(await page.text()).toBe('<h1>hi-secret v1</h1>');
 
     const p = await api().projects.get(project.id);
-    expect(p.framework).toBe('static');
+    // What was detected stays with the deployment; the project's setting stays unset.
+    expect(live.framework).toBe('static');
+    expect(p.framework).toBeNull();
     expect(p.deploymentUrl).toBe(`http://site.localhost:${s.edgePort}`);
     const prod = await s.fetchFromEdge(p.deploymentUrl!);
     expect(await prod.text()).toBe('<h1>hi-secret v1</h1>');

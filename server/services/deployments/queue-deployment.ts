@@ -68,6 +68,7 @@ export async function queueDeployment(
     created_by: null,
     source: 'git',
     source_files: null,
+    framework: null,
     ...values,
     host: await allocateHost(tx, projectName),
     build_duration_ms: null,

@@ -26,5 +26,6 @@ export function toDeployment(urls: Pick<Urls, 'forHost'>, row: DeploymentRow): D
     readyAt: row.ready_at,
     promotedAt: row.promoted_at,
     source: row.source,
+    framework: row.framework,
   };
 }

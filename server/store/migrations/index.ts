@@ -9,6 +9,7 @@ import { certificatesAndRuntimeSamples } from './005_certificates_and_runtime_sa
 import { secretsAtRest } from './006_secrets_at_rest.ts';
 import { domainClaims } from './007_domain_claims.ts';
 import { uploads } from './008_uploads.ts';
+import { buildSettings } from './009_build_settings.ts';
 
 /** Every migration in order; names sort as they run. Data migrations that encrypt use `cipher`. */
 export function allMigrations(d: DialectHelpers, cipher: Cipher): Record<string, Migration> {
@@ -21,5 +22,6 @@ export function allMigrations(d: DialectHelpers, cipher: Cipher): Record<string,
     '006_secrets_at_rest': secretsAtRest(d, cipher),
     '007_domain_claims': domainClaims(d),
     '008_uploads': uploads,
+    '009_build_settings': buildSettings,
   };
 }

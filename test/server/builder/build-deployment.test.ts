@@ -111,7 +111,8 @@ describe('buildDeployment', () => {
     it('logs each phase with a header line', () => {
       const text = first.text;
       expect(text[0]).toBe(sandbox.banner()[0]);
-      expect(text[1]).toBe('==> Cloning repository');
+      expect(text[1]).toBe('Project settings: none, everything is detected');
+      expect(text[2]).toBe('==> Cloning repository');
       expect(text).toContain('Detected framework: Static site (build: npm run build, output: dist)');
       expect(text).toContain('==> Skipping install: no dependencies in package.json');
       expect(text).toContain('==> Building: npm run build');
