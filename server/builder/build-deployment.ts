@@ -56,6 +56,12 @@ export interface BuildDeploymentOptions {
   path?: string;
   /** Every command of the build (git, install, build) runs in it. */
   sandbox: Sandbox;
+  /** Told the commit as soon as it is checked out (before install and build). */
+  onCheckedOut?(commit: {
+    commitHash: string | null;
+    commitMessage: string | null;
+    author: string | null;
+  }): Promise<void>;
 }
 
 /** A project's own build settings (null: detect; an empty command: skip the step). */
@@ -179,6 +185,8 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
         if (err instanceof BuildCancelledError) cancelled();
         throw err;
       });
+      // Recorded now, so a build that fails later still says which commit it was.
+      await opts.onCheckedOut?.(commit);
     }
 
     const app = settings.rootDirectory

@@ -77,12 +77,16 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
           logs.note('==> Interrupted: this worker stopped; the build will run again');
           throw err;
         }
-        await logs.end();
-        if (err instanceof BuildError || err instanceof ApiError) {
-          // BuildErrors are already in the log; the state machine's CONFLICTs mean someone else moved it.
-          if (err instanceof BuildError) await failQuietly(deploymentId, err.message);
+        if (err instanceof BuildError) {
+          // The reason is in the error log already; the build log ends saying it failed, and why.
+          logs.note(failedLine(deploymentId, err.message));
+          await logs.end();
+          await failQuietly(deploymentId, err.message);
           return;
         }
+        await logs.end();
+        // The state machine's CONFLICTs mean someone else moved the deployment on.
+        if (err instanceof ApiError) return;
         logs.push('error', `Internal error: ${shown(deploymentId, (err as Error).message)}`);
         await logs.flush();
         throw err;
@@ -93,9 +97,18 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
 
     async onExhausted(job, reason) {
       const { deploymentId } = JSON.parse(job.payload) as { deploymentId: string };
-      await failQuietly(deploymentId, `The build could not complete: ${reason}`);
+      const message = `The build could not complete: ${reason}`;
+      const logs = await createLogBuffer(deps, deploymentId, { limitBytes: deps.config.buildLogLimitBytes });
+      logs.note(failedLine(deploymentId, message));
+      await logs.end();
+      await failQuietly(deploymentId, message);
     },
   };
+
+  /** The last line of a failed deployment's log. */
+  function failedLine(deploymentId: string, message: string) {
+    return `==> Deployment failed: ${shown(deploymentId, message)}`;
+  }
 
   /** What tenants read of an error: no paths of the service's own directories. */
   function shown(deploymentId: string, message: string): string {
@@ -140,6 +153,7 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
       .executeTakeFirstOrThrow();
     if (project.status !== 'active') {
       logs.push('error', `Project ${project.name} is ${project.status}; nothing was built.`);
+      logs.note(failedLine(id, `The project is ${project.status}`));
       await logs.flush();
       await failQuietly(id, `The project is ${project.status}`);
       return;
@@ -262,6 +276,17 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
         log: (type, line) => logs.push(type, line),
         signal,
         sandbox: opts.sandbox,
+        onCheckedOut: async (commit) => {
+          await deps.db
+            .updateTable('deployments')
+            .set({
+              commit_hash: commit.commitHash,
+              commit_message: commit.commitMessage,
+              author: commit.author,
+            })
+            .where('id', '=', id)
+            .execute();
+        },
       }).finally(() => rm(workspaceRoot, { recursive: true, force: true }));
       artifactId = result.artifactId;
       runtime = {

@@ -111,6 +111,7 @@ describe('deployments', () => {
         readyAt: null,
         promotedAt: null,
         source: 'git',
+        framework: null,
       });
       const jobs = await t.deps.db
         .selectFrom('jobs')

@@ -94,9 +94,16 @@ describe('build and serve pipeline', () => {
       });
       const d = await waitFor((await api().deployments.create(project.id)).id);
       expect(d.status).toBe('failed');
-      expect(d.errorMessage).toMatch(/exit/i);
+      expect(d.errorMessage).toBe('Building failed: "npm run build" exited with code 3.');
+      // What was checked out is kept, though the build failed after it.
+      expect(d.commitHash).toBe(broken.git('rev-parse', 'HEAD'));
+      expect(d.commitMessage).toBe(broken.git('log', '-1', '--format=%s'));
+      expect(d.author).toBe(broken.git('log', '-1', '--format=%ae'));
       const errors = await api().deployments.logs(d.id, { type: 'error' });
       expect(errors.logs.length).toBeGreaterThan(0);
+      // The build log ends saying that it failed and why.
+      const all = (await api().deployments.logs(d.id, { tail: 1000 })).logs.trimEnd().split('\n');
+      expect(all.at(-1)).toBe('==> Deployment failed: Building failed: "npm run build" exited with code 3.');
       expect((await s.fetchFromEdge(d.url)).status).toBe(404);
     } finally {
       broken.remove();
