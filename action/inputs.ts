@@ -61,6 +61,8 @@ export const RawInputs = z.strictObject({
   'output-directory': z.string().optional(),
   /** Deployment to promote or roll back from. */
   'deployment-id': id('dpl').optional(),
+  /** rollback: the earlier production deployment to roll back to (default: the one live before). */
+  to: id('dpl').optional(),
   /** Wait until the deployment is live or failed (default true). */
   wait: bool(true),
   /** How long to wait: `15m` (default), `90s`, `1h30m`. */
@@ -112,6 +114,8 @@ export interface Inputs {
   directory: string;
   outputDirectory: string | undefined;
   deploymentId: string | undefined;
+  /** rollback: the deployment to go back to. */
+  to: string | undefined;
   wait: boolean;
   timeoutMs: number;
   streamLogs: boolean;
@@ -172,6 +176,7 @@ export function readInputs(env: NodeJS.ProcessEnv): Inputs {
     directory: p.directory,
     outputDirectory: p['output-directory'],
     deploymentId: p['deployment-id'],
+    to: p.to,
     wait: p.wait,
     timeoutMs: p.timeout,
     streamLogs: p['stream-logs'],
@@ -192,6 +197,9 @@ function crossChecks(i: Inputs): { input: string; message: string }[] {
   const problems: { input: string; message: string }[] = [];
   if (i.deploymentId && i.command === 'deploy') {
     problems.push({ input: 'deployment-id', message: 'is for the promote and rollback commands' });
+  }
+  if (i.to && i.command !== 'rollback') {
+    problems.push({ input: 'to', message: 'is for the rollback command (the deployment to go back to)' });
   }
   if (i.source !== 'git' && i.command !== 'deploy') {
     problems.push({

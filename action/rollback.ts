@@ -6,17 +6,27 @@ import { describe, postForDeployment, type Step, type StepResult } from './step.
 
 /**
  * `command: rollback`: rolls production back from `deployment-id` (default: the current
- * production deployment) to the production deployment that went live before it. The service
- * reuses that earlier build, so it is live within seconds.
+ * production deployment) to `to`, or by default to the production deployment that went live
+ * before it. The service reuses that earlier build, so it is live within seconds.
  */
 export async function rollback(step: Step, result: StepResult): Promise<void> {
   const { inputs, ctx, runner } = step;
   const project = result.project;
   const from = inputs.deploymentId ?? project.productionDeploymentId;
   if (!from) throw new Error(`Project ${project.name} has no production deployment to roll back from.`);
-  const key = idempotencyKey(ctx.run, 'rollback', inputs.project, inputs.deploymentId);
+  const key = idempotencyKey(
+    ctx.run,
+    'rollback',
+    inputs.project,
+    [inputs.deploymentId, inputs.to && `to-${inputs.to}`].filter(Boolean).join(':') || undefined,
+  );
   const post = (id: string) =>
-    postForDeployment(step.client, `/v1/deployments/${encodeURIComponent(id)}/rollback`, key);
+    postForDeployment(
+      step.client,
+      `/v1/deployments/${encodeURIComponent(id)}/rollback`,
+      key,
+      inputs.to ? { to: inputs.to } : undefined,
+    );
   let answer: { deployment: Deployment; replayed: boolean };
   try {
     answer = await post(from);

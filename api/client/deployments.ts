@@ -1,5 +1,10 @@
 import type { z } from 'zod';
-import { type CreateDeploymentBody, Deployment, DeploymentLogs } from '../schemas/deployments.ts';
+import {
+  type CreateDeploymentBody,
+  Deployment,
+  DeploymentLogs,
+  type RollbackBody,
+} from '../schemas/deployments.ts';
 import { type Caller, seg } from './envelope.ts';
 import { type FollowOptions, followLogEvents, followLogLines } from './follow-logs.ts';
 import type { CallOptions, Http } from './http.ts';
@@ -25,10 +30,16 @@ export function deploymentsApi(c: Caller, http: Http) {
     /** Like followLogs, with the end state as a last `{ kind: 'end' }` event. */
     followLogEvents: (deploymentId: string, opts?: FollowOptions) =>
       followLogEvents(http, c, deploymentId, opts),
-    /** Rolls production back from this deployment to the previous live one: a new deployment (201). */
-    rollback: (deploymentId: string, o?: CallOptions) =>
-      c.data(Deployment, 'POST', `${dpl(deploymentId)}/rollback`, o),
-    /** Makes a live preview the production deployment, without a rebuild. */
+    /**
+     * Rolls production back from this deployment to the previous live one, or to `body.to` (an
+     * earlier production deployment): a new deployment (201) reusing that build.
+     */
+    rollback: (deploymentId: string, body: z.input<typeof RollbackBody> = {}, o?: CallOptions) =>
+      c.data(Deployment, 'POST', `${dpl(deploymentId)}/rollback`, {
+        ...o,
+        ...(Object.keys(body).length ? { body } : {}),
+      }),
+    /** Makes a live preview (or an earlier production deployment) the production deployment, without a rebuild. */
     promote: (deploymentId: string, o?: CallOptions) =>
       c.data(Deployment, 'POST', `${dpl(deploymentId)}/promote`, o),
   };

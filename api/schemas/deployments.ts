@@ -45,6 +45,8 @@ export const Deployment = z.object({
   errorMessage: z.string().nullable(),
   /** Id of the deployment this one rolled back from. */
   rollbackFrom: z.string().nullable(),
+  /** On a rollback: the deployment whose build it serves again (extension). */
+  rollbackTo: z.string().nullable().optional(),
   /** When it was created. */
   createdAt: Timestamp,
   /** When it went live (extension). */
@@ -116,6 +118,19 @@ export const CreateDeploymentBody = z
     message: 'needs files: a prebuilt deployment is made of uploaded files',
   });
 export type CreateDeploymentBody = z.infer<typeof CreateDeploymentBody>;
+
+/** `POST /v1/deployments/<id>/rollback`: by default to the production deployment live before it. */
+export const RollbackBody = z.strictObject({
+  /**
+   * Roll back to this earlier production deployment of the project (`dpl_...`) instead of the
+   * one live just before: any that went live before the one rolled back from (extension).
+   */
+  to: z
+    .string()
+    .regex(/^dpl_[a-z0-9]+$/, 'must be a deployment id (dpl_...)')
+    .optional(),
+});
+export type RollbackBody = z.infer<typeof RollbackBody>;
 
 export const ListDeploymentsQuery = PageQuery.extend({
   /** Only deployments in this state. */

@@ -3,7 +3,7 @@ import { reply } from '../github/comments.ts';
 import { loadRepoConfig } from '../github/load-config.ts';
 import { IssueCommentEvent } from '../github/payloads.ts';
 import { hasWriteAccess } from '../github/permission.ts';
-import { parseCommand } from '../lib/parse-command.ts';
+import { commandArgument, parseCommand } from '../lib/parse-command.ts';
 import { promoteFromPull } from '../preview/promote-head.ts';
 import { requestPreview } from '../preview/request-preview.ts';
 import { rollbackProduction } from '../preview/rollback.ts';
@@ -45,7 +45,7 @@ export async function onIssueComment(bot: Bot, event: GitHubEvent): Promise<void
       answer = await promoteFromPull(bot, gh, input);
       break;
     case 'rollback':
-      answer = await rollbackProduction(bot, gh, input);
+      answer = await rollbackProduction(bot, gh, { ...input, to: commandArgument(e.comment.body) });
       break;
   }
   if (answer) await reply(gh, pull, answer);

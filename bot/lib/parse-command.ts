@@ -11,3 +11,9 @@ export function parseCommand(body: string): Command | null {
   const m = /^\/(preview|promote|rollback)(?:\s|$)/.exec(first);
   return m ? (m[1] as Command) : null;
 }
+
+/** The word after the command on the first line (`/rollback dpl_abc` gives `dpl_abc`), if any. */
+export function commandArgument(body: string): string | undefined {
+  const first = (body.trimStart().split(/\r?\n/, 1)[0] ?? '').trim();
+  return first.split(/\s+/)[1];
+}

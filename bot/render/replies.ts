@@ -11,7 +11,7 @@ export const helpReply = () =>
     '| :-- | :-- |',
     "| `/preview` | Builds a preview of the head commit now, whatever the draft, label, path and `[skip ...]` rules say; approves a fork's commit. |",
     '| `/promote` | Makes the live preview of the head commit production, without a rebuild. |',
-    '| `/rollback` | Rolls production back to the deployment that was live before the current one. |',
+    '| `/rollback` | Rolls production back to the deployment that was live before the current one; `/rollback dpl_...` to that earlier production deployment. |',
     '| `/slipway help` | Shows this list (anyone). |',
     '',
     'The **Slipway Preview** check also has buttons: **Redeploy**, **Promote**, and **Approve preview** for forks.',

@@ -5,15 +5,22 @@ import { openSession, targetProject } from '../session.ts';
 export const rollback: Command = {
   name: 'rollback',
   summary: 'roll production back to the deployment before it',
-  help: `Usage: slipway rollback [deployment] [--project <p>] [--org <o>] [--no-wait] [--json]
+  help: `Usage: slipway rollback [deployment] [--to <deployment>] [--project <p>] [--org <o>]
+                        [--no-wait] [--json]
 
 Rolls production back from <deployment> (default: the project's current production
-deployment) to the production deployment that went live before it. Its build is reused,
-so it is live within seconds; the production URL is printed.
+deployment) to the production deployment that went live before it, or with --to to any
+earlier production deployment. Its build is reused, so it is live within seconds; the
+production URL is printed.
 
   slipway rollback                   # in a linked folder
-  slipway rollback --project web`,
-  options: { project: { type: 'string' }, org: { type: 'string' }, 'no-wait': { type: 'boolean' } },
+  slipway rollback --to dpl_7Hq...   # back to that one`,
+  options: {
+    project: { type: 'string' },
+    org: { type: 'string' },
+    to: { type: 'string' },
+    'no-wait': { type: 'boolean' },
+  },
   async run(p, io) {
     const [given] = positionals(p, ['deployment']);
     const session = await openSession(io);
@@ -25,7 +32,8 @@ so it is live within seconds; the production URL is printed.
       }
       from = project.productionDeploymentId;
     }
-    const created = await session.client.deployments.rollback(from);
+    const to = str(p, 'to');
+    const created = await session.client.deployments.rollback(from, to ? { to } : {});
     io.err(`Rolling back from ${from}: ${created.id}\n`);
     const back = flag(p, 'no-wait') ? created : await followToEnd(session, io, created);
     if (flag(p, 'json')) printJson(io, back);

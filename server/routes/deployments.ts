@@ -5,6 +5,7 @@ import {
   DeploymentLogs,
   ListDeploymentsQuery,
   LogsQuery,
+  RollbackBody,
 } from '../../api/schemas/deployments.ts';
 import { pageMeta, route } from '../http/route.ts';
 import { createDeployment } from '../services/deployments/create-deployment.ts';
@@ -98,13 +99,15 @@ export const deploymentRoutes = [
     method: 'POST',
     url: '/v1/deployments/:deploymentId/rollback',
     tag: 'deployments',
-    summary: 'Roll production back from this deployment to the previous live one (new deployment)',
+    summary:
+      'Roll production back from this deployment to the previous live one, or to `to` (new deployment)',
     params: DeploymentParams,
+    body: RollbackBody,
     response: Deployment,
     successStatus: 201,
-    handler: async ({ deps, actor, params }) => ({
+    handler: async ({ deps, actor, params, body }) => ({
       kind: 'data',
-      data: await rollbackDeployment(deps, actor, params.deploymentId),
+      data: await rollbackDeployment(deps, actor, params.deploymentId, body),
     }),
   }),
 ];

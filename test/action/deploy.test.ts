@@ -278,4 +278,20 @@ describe('the action: deploy, preview, promote, roll back', () => {
       first.outputs['deployment-id'],
     );
   });
+
+  it('rolls back to an earlier production deployment named by `to`', async () => {
+    const dispatch = {
+      event: { name: 'workflow_dispatch', payload: {} },
+      env: { GITHUB_REF: 'refs/heads/main' },
+    };
+    const current = (await api().projects.get(project.id)).productionDeploymentId!;
+    const r = await action({ command: 'rollback', to: run.preview }, dispatch, { GITHUB_RUN_ID: '3004' });
+    expect(r.error).toBeNull();
+    const back = await api().deployments.get(r.outputs['deployment-id']!);
+    expect(back).toMatchObject({ status: 'live', rollbackFrom: current, rollbackTo: run.preview });
+    expect(await (await s.fetchFromEdge(r.outputs['production-url']!)).text()).toBe('<h1>v3</h1>');
+
+    const wrong = await action({ command: 'deploy', to: run.preview }, dispatch);
+    expect(wrong.error).toBe('Input "to" is for the rollback command (the deployment to go back to)');
+  });
 });

@@ -161,6 +161,16 @@ const cases: Case[] = [
     expected: deployment({ rollbackFrom: ids.deployment }),
   },
   {
+    name: 'deployments.rollback to',
+    call: (c) => c.deployments.rollback(ids.deployment, { to: 'dpl_earlier0000000000000' }),
+    method: 'POST',
+    url: `/v1/deployments/${ids.deployment}/rollback`,
+    body: { to: 'dpl_earlier0000000000000' },
+    status: 201,
+    answer: ok(deployment({ rollbackFrom: ids.deployment, rollbackTo: 'dpl_earlier0000000000000' })),
+    expected: deployment({ rollbackFrom: ids.deployment, rollbackTo: 'dpl_earlier0000000000000' }),
+  },
+  {
     name: 'deployments.promote',
     call: (c) => c.deployments.promote(ids.deployment),
     method: 'POST',

@@ -52,7 +52,7 @@ describe('commands and check buttons', () => {
         | :-- | :-- |
         | \`/preview\` | Builds a preview of the head commit now, whatever the draft, label, path and \`[skip ...]\` rules say; approves a fork's commit. |
         | \`/promote\` | Makes the live preview of the head commit production, without a rebuild. |
-        | \`/rollback\` | Rolls production back to the deployment that was live before the current one. |
+        | \`/rollback\` | Rolls production back to the deployment that was live before the current one; \`/rollback dpl_...\` to that earlier production deployment. |
         | \`/slipway help\` | Shows this list (anyone). |
 
         The **Slipway Preview** check also has buttons: **Redeploy**, **Promote**, and **Approve preview** for forks.
@@ -124,6 +124,29 @@ describe('commands and check buttons', () => {
       20_000,
     );
     expect(decodeState(h.github.sticky(42)!)?.notes.at(-1)).toContain('@maintainer rolled production back');
+  });
+
+  it('/rollback dpl_... goes back to that earlier production deployment; a malformed id is refused', async () => {
+    const current = await h.client.deployments.get(
+      (await h.client.projects.get(h.project.id)).productionDeploymentId!,
+    );
+    // The deployment the last rollback left: production again, by id.
+    const target = current.rollbackFrom!;
+    await say(42, '/rollback nonsense', 'maintainer');
+    expect(h.github.replies(42).at(-1)).toBe(
+      '`/rollback` failed: `nonsense` is not a deployment id: write `/rollback` or `/rollback dpl_...`.',
+    );
+    await say(42, `/rollback ${target}`, 'maintainer');
+    const id = /deployment `(dpl_[^`]+)`/.exec(h.github.replies(42).at(-1)!)![1]!;
+    expect(await h.client.deployments.get(id)).toMatchObject({
+      rollbackFrom: current.id,
+      rollbackTo: target,
+    });
+    await waitFor(
+      'the rollback to the named deployment',
+      async () => (await h.client.projects.get(h.project.id)).productionDeploymentId === id,
+      20_000,
+    );
   });
 
   it('/promote without a live preview says so', async () => {

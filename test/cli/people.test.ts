@@ -172,6 +172,11 @@ describe('slipway, the people’s CLI', { timeout: 120_000 }, () => {
     expect(back.stdout.trim()).toBe(productionUrl);
     expect(back.stderr).toMatch(/Rolled back: production of site is /);
     expect(await body(productionUrl)).toBe('<h1>two</h1>');
+    // --to goes back to any earlier production deployment.
+    const to = await cli(['rollback', '--to', created.preview!, '--json']);
+    expect(to.code, to.stderr).toBe(0);
+    expect(JSON.parse(to.stdout)).toMatchObject({ status: 'live', rollbackTo: created.preview });
+    expect(await body(productionUrl)).toBe('<h1>one</h1>');
   });
 
   it('env push, ls and pull round-trip a dotenv file; secrets stay hidden in ls', async () => {

@@ -107,6 +107,7 @@ describe('deployments', () => {
         url: expect.stringMatching(/^http:\/\/web-[a-z0-9]{8}\.localhost:3001$/),
         errorMessage: null,
         rollbackFrom: null,
+        rollbackTo: null,
         createdAt: clock.now().toISOString(),
         readyAt: null,
         promotedAt: null,
@@ -426,7 +427,7 @@ describe('deployments', () => {
 
       const early = await t.call(alice, 'POST', url);
       expect(early.status).toBe(409);
-      expect(early.body.error.message).toMatch(/is queued; only a live preview can be promoted/);
+      expect(early.body.error.message).toMatch(/is queued; only a live deployment can be promoted/);
 
       await goLive(preview.id);
       expect((await t.call(viewer, 'POST', url)).status).toBe(403);
@@ -448,8 +449,18 @@ describe('deployments', () => {
 
       const again = await t.call(alice, 'POST', url);
       expect(again.status).toBe(409);
-      expect(again.body.error.message).toMatch(/already a production deployment/);
-      expect((await t.call(alice, 'POST', `/v1/deployments/${prod.id}/promote`)).status).toBe(409);
+      expect(again.body.error.message).toBe(`Deployment ${preview.id} is already the production deployment`);
+
+      // An earlier production deployment that went live can be made production again.
+      clock.advance(1000);
+      const back = await t.call(alice, 'POST', `/v1/deployments/${prod.id}/promote`);
+      expect(back.status).toBe(200);
+      expect(back.body.data).toMatchObject({
+        id: prod.id,
+        target: 'production',
+        promotedAt: clock.now().toISOString(),
+      });
+      expect((await getProject(pid)).productionDeploymentId).toBe(prod.id);
     });
   });
 
@@ -536,6 +547,55 @@ describe('deployments', () => {
       expect((await getProject(pid)).productionDeploymentId).toBe(second.id);
       await goLive(rb.id);
       expect((await getProject(pid)).productionDeploymentId).toBe(rb.id);
+    });
+
+    it('rolls back to any earlier production deployment by id, saying from which and to which', async () => {
+      const pid = await project('history');
+      const [a, b, c] = [await deploy(pid), await deploy(pid), await deploy(pid)];
+      await goLive(a.id, 'art-a');
+      clock.advance(1000);
+      await goLive(b.id, 'art-b');
+      clock.advance(1000);
+      await goLive(c.id, 'art-c');
+      const preview = await deploy(pid, { branch: 'feature' });
+      await goLive(preview.id);
+      const url = `/v1/deployments/${c.id}/rollback`;
+
+      const bad = await t.call(alice, 'POST', url, { to: 'nope', extra: 1 });
+      expect(bad.status).toBe(400);
+      expect(bad.body.error.details.map((d: { path: string }) => d.path).sort()).toEqual(['extra', 'to']);
+      const foreign = await t.call(alice, 'POST', url, { to: 'dpl_doesnotexist' });
+      expect(foreign.status).toBe(404);
+      expect(foreign.body.error.message).toBe('Deployment dpl_doesnotexist of this project not found');
+      const toPreview = await t.call(alice, 'POST', url, { to: preview.id });
+      expect(toPreview.status).toBe(409);
+      expect(toPreview.body.error.message).toContain(
+        'a preview that was never production; promote it instead',
+      );
+      const toItself = await t.call(alice, 'POST', url, { to: c.id });
+      expect(toItself.body.error.message).toContain('is the one rolled back from');
+      const later = await t.call(alice, 'POST', `/v1/deployments/${b.id}/rollback`, { to: c.id });
+      expect(later.body.error.message).toBe(
+        `Deployment ${c.id} went live after ${b.id}; roll back only to an earlier deployment`,
+      );
+
+      const res = await t.call(alice, 'POST', url, { to: a.id });
+      expect(res.status).toBe(201);
+      expect(res.body.data).toMatchObject({
+        rollbackFrom: c.id,
+        rollbackTo: a.id,
+        message: `Rollback from ${c.id} to ${a.id}`,
+      });
+      const row = await t.deps.db
+        .selectFrom('deployments')
+        .select(['artifact_id', 'source_deployment_id'])
+        .where('id', '=', res.body.data.id)
+        .executeTakeFirstOrThrow();
+      expect(row).toEqual({ artifact_id: 'art-a', source_deployment_id: a.id });
+      // Without `to`, as before: the one live just before.
+      const plain = await t.call(alice, 'POST', url);
+      expect(plain.body.data).toMatchObject({ rollbackFrom: c.id, rollbackTo: b.id });
+      expect((await t.call(alice, 'GET', `/v1/deployments/${c.id}`)).body.data.rollbackTo).toBeNull();
     });
 
     it('refuses previews and rolls back from a failed production deployment to the last live one', async () => {

@@ -9,12 +9,16 @@ import { toDeployment } from './to-deployment.ts';
 
 /**
  * Makes a live preview the project's production deployment at once, reusing its build (and so
- * the preview's build-time environment). Developer and up. Records the extension event
- * `deployment.promoted` in the same transaction.
+ * the preview's build-time environment); or makes an earlier live production deployment the
+ * production one again. Developer and up. Records the extension event `deployment.promoted` in
+ * the same transaction.
  */
 export async function promoteDeployment(deps: Deps, actor: Actor, deploymentId: string): Promise<Deployment> {
   const { deployment, project } = await requireDeployment(deps, actor, deploymentId, 'developer');
   assertDeployable(project);
+  if (deployment.id === project.production_deployment_id) {
+    throw ApiError.conflict(`Deployment ${deployment.id} is already the production deployment`);
+  }
   const now = deps.clock.now().toISOString();
   const row = await deps.db.transaction().execute(async (tx) => {
     // Conditional on the state read above still holding, so a concurrent promote loses cleanly.
@@ -23,7 +27,7 @@ export async function promoteDeployment(deps: Deps, actor: Actor, deploymentId: 
       .set({ target: 'production', promoted_at: now, updated_at: now })
       .where('id', '=', deployment.id)
       .where('status', '=', 'live')
-      .where('target', '=', 'preview')
+      .where('target', '=', deployment.target)
       .executeTakeFirst();
     const row = await tx
       .selectFrom('deployments')
@@ -32,9 +36,9 @@ export async function promoteDeployment(deps: Deps, actor: Actor, deploymentId: 
       .executeTakeFirstOrThrow();
     if (Number(res.numUpdatedRows) !== 1) {
       throw ApiError.conflict(
-        row.target === 'production'
-          ? `Deployment ${row.id} is already a production deployment; only a live preview can be promoted`
-          : `Deployment ${row.id} is ${row.status}; only a live preview can be promoted, wait until it is live`,
+        row.status === 'live'
+          ? `Deployment ${row.id} was promoted meanwhile: it is already the production deployment`
+          : `Deployment ${row.id} is ${row.status}; only a live deployment can be promoted, wait until it is live`,
       );
     }
     await tx

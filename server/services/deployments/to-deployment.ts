@@ -22,6 +22,7 @@ export function toDeployment(urls: Pick<Urls, 'forHost'>, row: DeploymentRow): D
     url: urls.forHost(row.host),
     errorMessage: row.error_message,
     rollbackFrom: row.rollback_from,
+    rollbackTo: row.rollback_from ? row.source_deployment_id : null,
     createdAt: row.created_at,
     readyAt: row.ready_at,
     promotedAt: row.promoted_at,
