@@ -70,6 +70,7 @@ await deps.db
     id: deploymentId,
     project_id: projectId,
     source: 'git',
+    use_cache: 1,
     status: 'live',
     target: 'production',
     branch: 'main',

@@ -174,6 +174,7 @@ const EnvSchema = z.object({
   SLIPWAY_MAX_UPLOAD_SIZE: size('SLIPWAY_MAX_UPLOAD_SIZE', '500MiB', '500MiB or 2GiB'),
   SLIPWAY_MAX_UPLOAD_FILES: positiveInt('SLIPWAY_MAX_UPLOAD_FILES', 100_000),
   SLIPWAY_UPLOAD_TTL: duration('SLIPWAY_UPLOAD_TTL', '24h'),
+  SLIPWAY_BUILD_CACHE_SIZE: size('SLIPWAY_BUILD_CACHE_SIZE', '1GiB', '1GiB or 500MiB'),
   SLIPWAY_JOB_LEASE: duration('SLIPWAY_JOB_LEASE', '60s'),
   SLIPWAY_SHUTDOWN_GRACE: duration('SLIPWAY_SHUTDOWN_GRACE', '10s'),
   SLIPWAY_TOKEN_CACHE_TTL: z
@@ -328,6 +329,11 @@ function toConfig(env: z.infer<typeof EnvSchema>) {
       maxFiles: env.SLIPWAY_MAX_UPLOAD_FILES,
       ttlMs: env.SLIPWAY_UPLOAD_TTL,
       dir: resolve(env.SLIPWAY_ARTIFACTS_DIR ?? `${dataDir}/artifacts`, 'uploads'),
+    },
+    /** Build caches (dependencies and framework caches), kept per project and branch, shared through the artifacts directory. */
+    buildCache: {
+      maxBytesPerProject: env.SLIPWAY_BUILD_CACHE_SIZE,
+      dir: resolve(env.SLIPWAY_ARTIFACTS_DIR ?? `${dataDir}/artifacts`, 'build-cache'),
     },
     workspacesDir: `${dataDir}/workspaces`,
     jobLeaseMs: env.SLIPWAY_JOB_LEASE,

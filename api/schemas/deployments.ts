@@ -112,6 +112,8 @@ export const CreateDeploymentBody = z
       .optional(),
     /** With `files`: they are the output to serve as they are, without a build (extension). */
     prebuilt: z.boolean().optional(),
+    /** `false`: build without the project's build cache, neither restoring nor saving it (extension). */
+    cache: z.boolean().optional(),
   })
   .refine((b) => !b.prebuilt || b.files !== undefined, {
     path: ['prebuilt'],

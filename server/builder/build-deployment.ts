@@ -13,6 +13,14 @@ import { runCommand } from './run-command.ts';
 import { readPackageJson } from './package-json.ts';
 import { detectPackageManager } from './package-manager.ts';
 import { isWorkspaceMember, workspacePatterns } from './workspace-root.ts';
+import {
+  type BuildCacheOptions,
+  cachedPaths,
+  cacheKey,
+  restoreCache,
+  saveCache,
+  type SandboxRun,
+} from './build-cache.ts';
 
 export type BuildLogType = 'build' | 'error';
 
@@ -56,6 +64,8 @@ export interface BuildDeploymentOptions {
   path?: string;
   /** Every command of the build (git, install, build) runs in it. */
   sandbox: Sandbox;
+  /** The project's build cache; `'off'` when the deployment asked for none; absent: no cache. */
+  cache?: BuildCacheOptions | 'off';
   /** Told the commit as soon as it is checked out (before install and build). */
   onCheckedOut?(commit: {
     commitHash: string | null;
@@ -271,25 +281,40 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
     const buildCommand = settings.buildCommand === null ? fw.buildCommand : settings.buildCommand || null;
     // No NODE_ENV=production for the install unless the project sets it: package managers would
     // then skip the devDependencies (bundlers, compilers) the build needs.
-    if (settings.installCommand !== null) {
-      if (settings.installCommand === '')
-        info(phase("Skipping install: the project's install command is empty"));
-      else await run('Installing dependencies', ['sh', '-c', settings.installCommand], commandEnv({}));
+    const plan = await installPlan(
+      fw,
+      settings,
+      { src, app, appPath },
+      fw.kind === 'node' || buildCommand !== null,
+    );
+    const cacheAt = { workspace, paths: cachedPaths(workspace, src, app) };
+    const inSandbox: SandboxRun = async (argv) => {
+      const r = await runCommand({
+        argv,
+        cwd: workspace,
+        env: { PATH: basePath, HOME: home },
+        timeoutMs: remaining(),
+        signal,
+        sandbox,
+        writable: [workspace],
+      });
+      if (r.aborted) cancelled();
+      return r.exitCode === 0;
+    };
+    let cacheKeyOf: string | null = null;
+    let hit = false;
+    if (opts.cache === 'off') info('Build cache: off for this deployment (cache: false)');
+    else if (opts.cache && 'argv' in plan) {
+      cacheKeyOf = await cacheKey(plan.cwd, plan.lockfile, plan.argv.join(' '), appPath);
+      hit = await restoreCache(opts.cache, cacheKeyOf, cacheAt, inSandbox, (p) => sandbox.prepare(p), info);
+    }
+    if (!('argv' in plan)) info(phase(plan.skip));
+    else if (hit && plan.lockfile && (await isDirectory(join(plan.cwd, 'node_modules')))) {
+      info(
+        phase(`Skipping install: node_modules restored from the build cache (${plan.lockfile} unchanged)`),
+      );
     } else {
-      const needsInstall = fw.kind === 'node' || buildCommand !== null;
-      const root = app === src ? null : await workspaceInstall(src, appPath);
-      const install = root ? root.install : fw.packageManager.install;
-      if (install && needsInstall) {
-        await run('Installing dependencies', install, commandEnv({}), root ? src : app);
-      } else {
-        info(
-          phase(
-            install
-              ? 'Skipping install: nothing to build'
-              : 'Skipping install: no dependencies in package.json',
-          ),
-        );
-      }
+      await run('Installing dependencies', plan.argv, commandEnv({}), plan.cwd);
     }
 
     if (buildCommand) {
@@ -302,6 +327,10 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
             : 'No build command: serving the files as they are',
         ),
       );
+    }
+
+    if (opts.cache && opts.cache !== 'off' && cacheKeyOf) {
+      await saveCache(opts.cache, cacheKeyOf, { ...cacheAt, app, hit }, inSandbox, info);
     }
 
     // A server app keeps the whole checkout: a monorepo's app needs the root's node_modules.
@@ -381,18 +410,50 @@ function describeSettings(framework: string | null, s: BuildSettings): string {
 
 const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
+/** How dependencies get installed: a command, where, and the lockfile it follows; or why not. */
+type InstallPlan = { argv: string[]; cwd: string; lockfile: string | null } | { skip: string };
+
 /**
- * The install of a monorepo's app: at the repository root, with the root's package manager,
- * when the root declares workspaces that include the app. Null otherwise.
+ * The project's install command (in the app's folder); else, for a monorepo's app that the
+ * root's workspaces include, the root's package manager at the root; else the app's own.
  */
-async function workspaceInstall(src: string, appPath: string) {
-  const rootPkg = await readPackageJson(src);
-  const patterns = await workspacePatterns(src, rootPkg);
-  if (!patterns || !isWorkspaceMember(patterns, appPath)) return null;
-  const pm = await detectPackageManager(src, rootPkg);
-  // A workspace root often has no dependencies of its own: its workspaces have them.
-  return { install: pm.install ?? [pm.name, 'install'] };
+async function installPlan(
+  fw: DetectedFramework,
+  settings: BuildSettings,
+  at: { src: string; app: string; appPath: string },
+  needed: boolean,
+): Promise<InstallPlan> {
+  if (settings.installCommand === '')
+    return { skip: "Skipping install: the project's install command is empty" };
+  if (settings.installCommand !== null) {
+    return { argv: ['sh', '-c', settings.installCommand], cwd: at.app, lockfile: fw.packageManager.lockfile };
+  }
+  if (!needed) {
+    return {
+      skip: fw.packageManager.install
+        ? 'Skipping install: nothing to build'
+        : 'Skipping install: no dependencies in package.json',
+    };
+  }
+  if (at.app !== at.src) {
+    const rootPkg = await readPackageJson(at.src);
+    const patterns = await workspacePatterns(at.src, rootPkg);
+    if (patterns && isWorkspaceMember(patterns, at.appPath)) {
+      const pm = await detectPackageManager(at.src, rootPkg);
+      // A workspace root often has no dependencies of its own: its workspaces have them.
+      return { argv: pm.install ?? [pm.name, 'install'], cwd: at.src, lockfile: pm.lockfile };
+    }
+  }
+  const install = fw.packageManager.install;
+  if (!install) return { skip: 'Skipping install: no dependencies in package.json' };
+  return { argv: install, cwd: at.app, lockfile: fw.packageManager.lockfile };
 }
+
+const isDirectory = (p: string) =>
+  lstat(p).then(
+    (s) => s.isDirectory(),
+    () => false,
+  );
 
 /**
  * A folder the project's settings name (`rootDirectory`, `outputDirectory`): it must exist

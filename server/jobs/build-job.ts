@@ -17,6 +17,7 @@ import {
 import { BUILD_JOB } from '../services/deployments/queue-deployment.ts';
 import type { Sandbox } from '../sandbox/index.ts';
 import type { Deps } from '../services/deps.ts';
+import { createBuildCacheStore } from '../builder/build-cache-store.ts';
 import { resolveBuildEnv } from '../services/env/resolve-build-env.ts';
 import type { DeploymentsTable } from '../store/schema.ts';
 import { systemLookup, type LookupAll } from '../webhooks/ssrf.ts';
@@ -52,6 +53,7 @@ const FINAL = new Set(['live', 'failed']);
  * failure the user can fix fails the deployment at once; anything else is retried by the queue.
  */
 export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
+  const cacheStore = createBuildCacheStore(deps.config.buildCache.dir, deps.config.buildCache);
   return {
     kind: BUILD_JOB,
     concurrency: deps.config.buildConcurrency,
@@ -266,6 +268,15 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
           rootDirectory: project.root_directory,
         },
         previousFramework: await previousFramework(deps, project.id, id),
+        cache: deployment.use_cache
+          ? {
+              store: cacheStore,
+              projectId: project.id,
+              branch: deployment.branch,
+              fallbackBranch: project.branch,
+              maxBytes: deps.config.buildCache.maxBytesPerProject,
+            }
+          : 'off',
         env: env.vars,
         secrets: env.secrets,
         workspaceRoot,

@@ -105,6 +105,8 @@ export interface DeploymentsTable {
   source_files: string | null;
   /** The framework slug it was built as, once built. */
   framework: string | null;
+  /** 0 when created with `"cache": false`. */
+  use_cache: number;
 }
 
 export interface UploadedFilesTable {

@@ -93,6 +93,7 @@ export async function insertDeployment(
     source: 'git',
     source_files: null,
     framework: null,
+    use_cache: 1,
     ...values,
   };
   await t.deps.db.insertInto('deployments').values(row).execute();

@@ -86,6 +86,21 @@ describe('deployments', () => {
   const getProject = async (id: string) => (await t.call(alice, 'GET', `/v1/projects/${id}`)).body.data;
 
   describe('create', () => {
+    it('keeps "cache": false for the build, and names a cache that is not a boolean', async () => {
+      const pid = await project('nocache');
+      const res = await t.call(alice, 'POST', `/v1/projects/${pid}/deployments`, { cache: false });
+      expect(res.status).toBe(201);
+      const row = await t.deps.db
+        .selectFrom('deployments')
+        .select('use_cache')
+        .where('id', '=', res.body.data.id)
+        .executeTakeFirstOrThrow();
+      expect(Number(row.use_cache)).toBe(0);
+      const bad = await t.call(alice, 'POST', `/v1/projects/${pid}/deployments`, { cache: 'no' });
+      expect(bad.status).toBe(400);
+      expect(bad.body.error.details.map((d: { path: string }) => d.path)).toEqual(['cache']);
+    });
+
     it('answers 201 with a queued production deployment of the project branch and enqueues its build', async () => {
       const pid = await project('web');
       const res = await t.call(alice, 'POST', `/v1/projects/${pid}/deployments`, { message: 'first' });

@@ -38,6 +38,7 @@ export async function createDeployment(
       created_by: actor.userId,
       source: files ? (body.prebuilt ? 'prebuilt' : 'upload') : 'git',
       source_files: files ? JSON.stringify(files) : null,
+      use_cache: body.cache === false ? 0 : 1,
     });
     await settle?.after(tx, queued.row.id);
     return queued;

@@ -24,6 +24,7 @@ export type NewDeployment = Pick<Insertable<DeploymentsTable>, 'project_id' | 't
       | 'created_by'
       | 'source'
       | 'source_files'
+      | 'use_cache'
     >
   >;
 
@@ -69,6 +70,7 @@ export async function queueDeployment(
     source: 'git',
     source_files: null,
     framework: null,
+    use_cache: 1,
     ...values,
     host: await allocateHost(tx, projectName),
     build_duration_ms: null,

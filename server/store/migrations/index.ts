@@ -10,6 +10,7 @@ import { secretsAtRest } from './006_secrets_at_rest.ts';
 import { domainClaims } from './007_domain_claims.ts';
 import { uploads } from './008_uploads.ts';
 import { buildSettings } from './009_build_settings.ts';
+import { buildCache } from './010_build_cache.ts';
 
 /** Every migration in order; names sort as they run. Data migrations that encrypt use `cipher`. */
 export function allMigrations(d: DialectHelpers, cipher: Cipher): Record<string, Migration> {
@@ -23,5 +24,6 @@ export function allMigrations(d: DialectHelpers, cipher: Cipher): Record<string,
     '007_domain_claims': domainClaims(d),
     '008_uploads': uploads,
     '009_build_settings': buildSettings,
+    '010_build_cache': buildCache,
   };
 }

@@ -1,0 +1,201 @@
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createArtifactStore, type ArtifactStore } from '../../../server/builder/artifacts.ts';
+import { buildDeployment, type BuildDeploymentOptions } from '../../../server/builder/build-deployment.ts';
+import { type BuildCacheStore, createBuildCacheStore } from '../../../server/builder/build-cache-store.ts';
+import { createGitRepo, type GitRepo } from '../../helpers/git-repo.ts';
+import { testSandbox } from '../../helpers/sandbox.ts';
+
+const pkg = {
+  name: 'cached',
+  version: '1.0.0',
+  dependencies: { dep: 'file:dep' },
+  scripts: { build: 'node build.js' },
+};
+const lock = {
+  name: 'cached',
+  version: '1.0.0',
+  lockfileVersion: 3,
+  requires: true,
+  packages: {
+    '': { name: 'cached', version: '1.0.0', dependencies: { dep: 'file:dep' } },
+    dep: { version: '1.0.0' },
+    'node_modules/dep': { resolved: 'dep', link: true },
+  },
+};
+// Counts its builds in a framework-style cache, and says whether another project's file is there.
+const BUILD = `
+const fs = require('fs');
+const file = 'node_modules/.cache/count';
+const count = Number(fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : 0) + 1;
+fs.mkdirSync('node_modules/.cache', { recursive: true });
+fs.writeFileSync(file, String(count));
+if (process.env.PLANT) fs.writeFileSync('node_modules/planted.txt', process.env.PLANT);
+fs.mkdirSync('dist', { recursive: true });
+const planted = fs.existsSync('node_modules/planted.txt') ? fs.readFileSync('node_modules/planted.txt', 'utf8') : 'none';
+fs.writeFileSync('dist/index.html', require('dep') + ' build ' + count + ' planted ' + planted);
+`;
+
+/** Real builds in the sandbox with the build cache: hit, miss, off, corrupt, per project, capped. */
+describe('the build cache', { timeout: 120_000 }, () => {
+  let root: string;
+  let artifacts: ArtifactStore;
+  let store: BuildCacheStore;
+  let repo: GitRepo;
+
+  beforeAll(() => {
+    root = mkdtempSync(join(tmpdir(), 'slipway-build-cache-'));
+    chmodSync(root, 0o711);
+    artifacts = createArtifactStore(join(root, 'artifacts'));
+    store = createBuildCacheStore(join(root, 'artifacts', 'build-cache'), {
+      maxBytesPerProject: 50 * 1024 * 1024,
+    });
+    repo = createGitRepo({
+      files: {
+        'package.json': JSON.stringify(pkg),
+        'package-lock.json': JSON.stringify(lock),
+        'dep/package.json': JSON.stringify({ name: 'dep', version: '1.0.0', main: 'index.js' }),
+        'dep/index.js': "module.exports = 'dep says hi';",
+        'build.js': BUILD,
+      },
+    });
+  });
+  afterAll(() => {
+    rmSync(root, { recursive: true, force: true });
+    repo?.remove();
+  });
+
+  const build = async (
+    projectId: string,
+    opts: Partial<BuildDeploymentOptions> & { maxBytes?: number; branch?: string } = {},
+  ) => {
+    const lines: string[] = [];
+    const result = await buildDeployment({
+      sandbox: await testSandbox(),
+      repositoryUrl: repo.url,
+      ref: 'main',
+      env: { npm_config_offline: 'true', npm_config_audit: 'false', npm_config_fund: 'false' },
+      secrets: [],
+      workspaceRoot: join(root, 'workspaces'),
+      artifacts,
+      timeoutMs: 120_000,
+      maxOutputBytes: 10 * 1024 * 1024,
+      log: (_type, line) => lines.push(line),
+      cache: {
+        store,
+        projectId,
+        branch: opts.branch ?? 'main',
+        fallbackBranch: 'main',
+        maxBytes: opts.maxBytes ?? 50 * 1024 * 1024,
+      },
+      ...opts,
+    }).catch((err: Error) => err);
+    if (result instanceof Error) throw new Error(`${result.message}\n${lines.join('\n')}`);
+    const manifest = await artifacts.readManifest(result.artifactId);
+    const page = readFileSync(artifacts.blobPath(manifest!.files['/index.html']!.hash), 'utf8');
+    return { page, text: lines.join('\n') };
+  };
+
+  it('misses, installs and saves; then restores node_modules and the framework cache and skips the install', async () => {
+    const first = await build('prj_cachea');
+    expect(first.text).toContain('Build cache: miss (none saved for this lockfile and install command yet)');
+    expect(first.text).toContain('==> Installing dependencies: npm ci');
+    expect(first.text).toMatch(/Build cache: saved \d/);
+    expect(first.page).toBe('dep says hi build 1 planted none');
+
+    const second = await build('prj_cachea');
+    expect(second.text).toMatch(/Build cache: hit, restored \d/);
+    expect(second.text).toContain(
+      '==> Skipping install: node_modules restored from the build cache (package-lock.json unchanged)',
+    );
+    expect(second.text).not.toContain('Installing dependencies');
+    expect(second.page).toBe('dep says hi build 2 planted none');
+  });
+
+  it('a preview branch starts from the production branch’s cache and keeps its own', async () => {
+    const preview = await build('prj_cachea', { branch: 'feature' });
+    expect(preview.text).toMatch(/Build cache: hit, restored .* saved by branch main/);
+    expect(preview.page).toMatch(/build 3/);
+    expect((await build('prj_cachea', { branch: 'feature' })).page).toMatch(/build 4/);
+    // Production's own cache moved on without the preview's builds.
+    expect((await build('prj_cachea')).page).toMatch(/build 3/);
+  });
+
+  it('"cache": false builds from nothing and leaves the cache alone', async () => {
+    const off = await build('prj_cachea', { cache: 'off' });
+    expect(off.text).toContain('Build cache: off for this deployment (cache: false)');
+    expect(off.text).toContain('==> Installing dependencies: npm ci');
+    expect(off.page).toBe('dep says hi build 1 planted none');
+    expect((await build('prj_cachea')).page).toMatch(/build 4/);
+  });
+
+  it('never gives one project what another project’s build left in its cache', async () => {
+    const planter = await build('prj_cacheplanter', {
+      env: { PLANT: 'secret of the planter', npm_config_offline: 'true' },
+    });
+    expect(planter.page).toBe('dep says hi build 1 planted secret of the planter');
+    // Its own next build gets it back from its cache.
+    expect((await build('prj_cacheplanter')).page).toBe('dep says hi build 2 planted secret of the planter');
+    const other = await build('prj_cacheother');
+    expect(other.text).toContain('Build cache: miss');
+    expect(other.page).toBe('dep says hi build 1 planted none');
+  });
+
+  it('discards a corrupt cache, builds without it and saves a good one', async () => {
+    const dir = join(root, 'artifacts', 'build-cache', 'prj_cachea');
+    const archive = readdirSync(dir).find((n) => n.endsWith('.tgz') && n !== undefined)!;
+    const path = join(dir, archive);
+    // Same size, so only unpacking can tell.
+    writeFileSync(path, Buffer.alloc(statSync(path).size, 7));
+    const run = await build('prj_cachea');
+    expect(run.text).toContain(
+      'Build cache: the saved cache could not be restored; discarded, building without it',
+    );
+    expect(run.text).toContain('==> Installing dependencies: npm ci');
+    expect(run.page).toBe('dep says hi build 1 planted none');
+    expect((await build('prj_cachea')).page).toMatch(/build 2/);
+  });
+
+  it('does not save a cache over the size limit', async () => {
+    const run = await build('prj_cachesmall', { maxBytes: 64 });
+    expect(run.text).toMatch(
+      /Build cache: not saved, .* is over the limit of 64 bytes \(SLIPWAY_BUILD_CACHE_SIZE\)/,
+    );
+    expect((await build('prj_cachesmall', { maxBytes: 64 })).text).toContain('Build cache: miss');
+  });
+});
+
+describe('the build cache store', () => {
+  it('evicts a project’s oldest caches beyond its cap, and only trusts an archive its description matches', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'slipway-cache-store-'));
+    try {
+      const store = createBuildCacheStore(dir, { maxBytesPerProject: 1500 });
+      const archive = (bytes: number) => {
+        const f = join(dir, `in-${bytes}-${Math.random()}`);
+        writeFileSync(f, Buffer.alloc(bytes, 1));
+        return f;
+      };
+      expect(await store.save('prj_one', 'main', 'k1', archive(1000))).toEqual({ bytes: 1000, evicted: 0 });
+      await new Promise((r) => setTimeout(r, 5));
+      expect(await store.save('prj_one', 'feature', 'k1', archive(1000))).toEqual({
+        bytes: 1000,
+        evicted: 1,
+      });
+      expect(await store.find('prj_one', ['main'], 'k1')).toBeNull();
+      expect(await store.find('prj_one', ['feature'], 'k1')).toMatchObject({
+        bytes: 1000,
+        branch: 'feature',
+      });
+      expect(await store.find('prj_one', ['feature'], 'another key')).toBeNull();
+      expect(await store.find('prj_two', ['feature'], 'k1')).toBeNull();
+      const file = (await store.find('prj_one', ['feature'], 'k1'))!.file;
+      writeFileSync(file, 'cut short');
+      expect(await store.find('prj_one', ['feature'], 'k1')).toBeNull();
+      await expect(store.save('../escape', 'main', 'k', archive(1))).rejects.toThrow('Not a project id');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
