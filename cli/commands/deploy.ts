@@ -15,7 +15,7 @@ export const deploy: Command = {
   name: 'deploy',
   summary: 'upload a folder, build it in Slipway, print its URL',
   help: `Usage: slipway deploy [folder] [--prod] [--prebuilt] [--project <p>] [--org <o>]
-                      [--message <text>] [--no-wait] [--json]
+                      [--message <text>] [--no-cache] [--no-wait] [--json]
 
 Uploads the folder (default: the current one) and deploys it: only files Slipway does not
 have yet are sent. Files that .gitignore or .slipwayignore exclude, and .git and .slipway,
@@ -28,6 +28,7 @@ it runs, and the deployment's URL is printed when it is live.
   --project, --org
                  the project (name or prj_ id); default the one \`slipway link\` remembered
   --message      a note shown with the deployment
+  --no-cache     build without the project's build cache (and leave it as it is)
   --no-wait      print the deployment's URL once it is queued, without waiting
   --json         print the deployment as JSON instead of its URL
 
@@ -41,6 +42,7 @@ Exits 0 when the deployment is live, 1 when it failed.
     project: { type: 'string' },
     org: { type: 'string' },
     message: { type: 'string' },
+    'no-cache': { type: 'boolean' },
     'no-wait': { type: 'boolean' },
   },
   async run(p, io) {
@@ -79,6 +81,7 @@ Exits 0 when the deployment is live, 1 when it failed.
       target,
       files: up.files,
       ...(prebuilt ? { prebuilt: true } : {}),
+      ...(flag(p, 'no-cache') ? { cache: false } : {}),
       ...(str(p, 'message') ? { message: str(p, 'message') } : {}),
     };
     const created = await session.client.deployments.create(project.id, body);

@@ -13,6 +13,8 @@ export interface CacheEntry {
   bytes: number;
   /** The branch whose build saved it. */
   branch: string;
+  /** The key it was saved under: another than asked for is a partial hit. */
+  key: string;
 }
 
 /**
@@ -21,7 +23,10 @@ export interface CacheEntry {
  * A project's caches are only ever read for that project's builds.
  */
 export interface BuildCacheStore {
-  /** The cache of the first of `branches` that has one saved under `key`; null on a miss. */
+  /**
+   * The cache of the first of `branches` saved under `key`; else the first of `branches` that has
+   * one at all (an earlier lockfile's: its downloads still help); null when none has one.
+   */
   find(projectId: string, branches: readonly string[], key: string): Promise<CacheEntry | null>;
   /** Keeps `archive` (moved in) as the cache of this project and branch, then evicts to the cap. */
   save(
@@ -88,10 +93,11 @@ export function createBuildCacheStore(dir: string, opts: { maxBytesPerProject: n
 
   return {
     async find(projectId, branches, key) {
+      const found: CacheEntry[] = [];
       for (const branch of branches) {
         const p = paths(projectId, branch);
         const meta = await readMeta(p.meta);
-        if (!meta || meta.key !== key) continue;
+        if (!meta) continue;
         const size = await stat(p.archive).then(
           (s) => s.size,
           () => -1,
@@ -101,9 +107,9 @@ export function createBuildCacheStore(dir: string, opts: { maxBytesPerProject: n
           await discard(projectId, branch);
           continue;
         }
-        return { file: p.archive, bytes: size, branch };
+        found.push({ file: p.archive, bytes: size, branch, key: meta.key });
       }
-      return null;
+      return found.find((e) => e.key === key) ?? found[0] ?? null;
     },
 
     async save(projectId, branch, key, archive) {

@@ -45,7 +45,8 @@ const frameworkCaches = (app: string) => [
 
 /**
  * The cache's key: the lockfile (else package.json), the install command, the package manager
- * and Node.js's version (native modules), and the app's folder. Any change is a miss.
+ * and Node.js's version (native modules), and the app's folder. Only a build with the same key
+ * skips its install; any other restores the cache and installs.
  */
 export async function cacheKey(
   installDir: string,
@@ -67,9 +68,11 @@ const exists = (p: string) =>
   );
 
 /**
- * Restores the project's cache for `key` into the workspace (the archive is copied in and
- * unpacked by the sandbox's user, so a crafted archive can only touch this workspace). Returns
- * whether it did; a cache that does not unpack is discarded and what it left is removed.
+ * Restores the project's cache into the workspace (the archive is copied in and unpacked by the
+ * sandbox's user, so a crafted archive can only touch this workspace). `'hit'` when it was saved
+ * under `key`; `'partial'` when under another key (an earlier lockfile: the install still runs,
+ * from warm download and framework caches); `'miss'` otherwise. A cache that does not unpack is
+ * discarded and what it left is removed.
  */
 export async function restoreCache(
   c: BuildCacheOptions,
@@ -78,12 +81,12 @@ export async function restoreCache(
   run: SandboxRun,
   prepare: (paths: string[]) => Promise<void>,
   info: (line: string) => void,
-): Promise<boolean> {
+): Promise<'hit' | 'partial' | 'miss'> {
   const branches = c.branch === c.fallbackBranch ? [c.branch] : [c.branch, c.fallbackBranch];
   const entry = await c.store.find(c.projectId, branches, key);
   if (!entry) {
-    info('Build cache: miss (none saved for this lockfile and install command yet)');
-    return false;
+    info('Build cache: miss (none saved yet)');
+    return 'miss';
   }
   const local = join(at.workspace, 'cache-in.tgz');
   try {
@@ -93,16 +96,18 @@ export async function restoreCache(
     await prepare([local]);
     const ok = await run(['tar', '-xzf', 'cache-in.tgz']);
     if (!ok) throw new Error('tar failed');
+    const exact = entry.key === key;
     info(
-      `Build cache: hit, restored ${describeBytes(entry.bytes)}` +
-        (entry.branch === c.branch ? '' : ` saved by branch ${entry.branch}`),
+      `Build cache: ${exact ? 'hit' : 'partial hit'}, restored ${describeBytes(entry.bytes)}` +
+        (entry.branch === c.branch ? '' : ` saved by branch ${entry.branch}`) +
+        (exact ? '' : ' for another lockfile or install command; installing from it'),
     );
-    return true;
+    return exact ? 'hit' : 'partial';
   } catch {
     info('Build cache: the saved cache could not be restored; discarded, building without it');
     await c.store.discard(c.projectId, entry.branch);
     for (const p of at.paths) await rm(join(at.workspace, p), { recursive: true, force: true });
-    return false;
+    return 'miss';
   } finally {
     await rm(local, { force: true });
   }

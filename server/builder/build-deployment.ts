@@ -306,7 +306,9 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
     if (opts.cache === 'off') info('Build cache: off for this deployment (cache: false)');
     else if (opts.cache && 'argv' in plan) {
       cacheKeyOf = await cacheKey(plan.cwd, plan.lockfile, plan.argv.join(' '), appPath);
-      hit = await restoreCache(opts.cache, cacheKeyOf, cacheAt, inSandbox, (p) => sandbox.prepare(p), info);
+      hit =
+        (await restoreCache(opts.cache, cacheKeyOf, cacheAt, inSandbox, (p) => sandbox.prepare(p), info)) ===
+        'hit';
     }
     if (!('argv' in plan)) info(phase(plan.skip));
     else if (hit && plan.lockfile && (await isDirectory(join(plan.cwd, 'node_modules')))) {

@@ -137,9 +137,10 @@ describe('slipway, the people’s CLI', { timeout: 120_000 }, () => {
   it('a failed build exits 1 with its reason, the log shown on the way', async () => {
     const broken = join(root, 'broken');
     write(join(broken, 'package.json'), JSON.stringify({ scripts: { build: 'echo going down; exit 3' } }));
-    const run = await cli(['deploy', broken, '--project', 'site']);
+    const run = await cli(['deploy', broken, '--project', 'site', '--no-cache']);
     expect(run.code).toBe(1);
     expect(run.stdout).toBe('');
+    expect(run.stderr).toContain('Build cache: off for this deployment (cache: false)');
     expect(run.stderr).toContain('going down');
     expect(run.stderr).toMatch(/Deployment dpl_\w+ failed: .+/);
   });

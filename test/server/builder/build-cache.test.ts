@@ -100,7 +100,7 @@ describe('the build cache', { timeout: 120_000 }, () => {
 
   it('misses, installs and saves; then restores node_modules and the framework cache and skips the install', async () => {
     const first = await build('prj_cachea');
-    expect(first.text).toContain('Build cache: miss (none saved for this lockfile and install command yet)');
+    expect(first.text).toContain('Build cache: miss (none saved yet)');
     expect(first.text).toContain('==> Installing dependencies: npm ci');
     expect(first.text).toMatch(/Build cache: saved \d/);
     expect(first.page).toBe('dep says hi build 1 planted none');
@@ -158,6 +158,28 @@ describe('the build cache', { timeout: 120_000 }, () => {
     expect((await build('prj_cachea')).page).toMatch(/build 2/);
   });
 
+  it('a changed install command restores the cache but installs, then saves under the new key', async () => {
+    await build('prj_cachepartial');
+    const changed = {
+      installCommand: 'npm ci --prefer-offline',
+      buildCommand: null,
+      outputDirectory: null,
+      rootDirectory: null,
+    };
+    const partial = await build('prj_cachepartial', { settings: changed });
+    expect(partial.text).toMatch(
+      /Build cache: partial hit, restored \d.* for another lockfile or install command; installing from it/,
+    );
+    expect(partial.text).toContain('==> Installing dependencies: npm ci --prefer-offline');
+    // npm ci empties node_modules, framework cache included: the downloads are what carried over.
+    expect(partial.page).toBe('dep says hi build 1 planted none');
+    expect(partial.text).toMatch(/Build cache: saved \d/);
+    const again = await build('prj_cachepartial', { settings: changed });
+    expect(again.text).toMatch(/Build cache: hit, restored \d/);
+    expect(again.text).not.toContain('Installing dependencies');
+    expect(again.page).toBe('dep says hi build 2 planted none');
+  });
+
   it('does not save a cache over the size limit', async () => {
     const run = await build('prj_cachesmall', { maxBytes: 64 });
     expect(run.text).toMatch(
@@ -188,7 +210,8 @@ describe('the build cache store', () => {
         bytes: 1000,
         branch: 'feature',
       });
-      expect(await store.find('prj_one', ['feature'], 'another key')).toBeNull();
+      // Another key finds the branch's cache as a partial hit, saying under which key it was saved.
+      expect(await store.find('prj_one', ['feature'], 'another key')).toMatchObject({ key: 'k1' });
       expect(await store.find('prj_two', ['feature'], 'k1')).toBeNull();
       const file = (await store.find('prj_one', ['feature'], 'k1'))!.file;
       writeFileSync(file, 'cut short');
