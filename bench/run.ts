@@ -1,6 +1,7 @@
 import { benchAction } from './action.ts';
 import { benchApi } from './api.ts';
 import { benchBot } from './bot.ts';
+import { benchBuildCache } from './build-cache.ts';
 import { benchBuilds } from './builds.ts';
 import { benchEdge } from './edge.ts';
 import { benchEdgeFlood } from './edge-flood.ts';
@@ -25,6 +26,7 @@ const suites: Record<string, () => Promise<string>> = {
   scale: () => benchScale(seconds),
   sandbox: () => benchSandbox(),
   upload: () => benchUpload(),
+  'build-cache': () => benchBuildCache(),
 };
 
 for (const [name, run] of Object.entries(suites)) {

@@ -6,7 +6,10 @@
 import { createGitRepo } from '../test/helpers/git-repo.ts';
 import { startStack } from '../test/helpers/stack.ts';
 
-const stack = await startStack({ env: { SLIPWAY_ENTERPRISE_RATE_LIMIT: '1000000000' } });
+const allow = process.env.SLIPWAY_SANDBOX_ALLOW;
+const stack = await startStack({
+  env: { SLIPWAY_ENTERPRISE_RATE_LIMIT: '1000000000', ...(allow ? { SLIPWAY_SANDBOX_ALLOW: allow } : {}) },
+});
 const repo = createGitRepo({
   files: { 'index.html': '<h1>bench</h1>\n', 'file-10k.txt': 'x'.repeat(10 * 1024) },
 });

@@ -1,15 +1,25 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { copyFile, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { type TreeCounts, totalOf } from './link-tree.ts';
 
-/** What is kept beside each archive; the archive is trusted only when its size matches. */
-const Meta = z.object({ branch: z.string(), key: z.string(), bytes: z.number(), savedAt: z.string() });
+/** What is kept beside each cache folder; a folder without it is not a cache. */
+const Meta = z.object({
+  branch: z.string(),
+  key: z.string(),
+  /** Each saved path's files and bytes. */
+  trees: z.record(z.string(), z.object({ files: z.number(), bytes: z.number() })),
+  bytes: z.number(),
+  savedAt: z.string(),
+});
 type Meta = z.infer<typeof Meta>;
 
 export interface CacheEntry {
-  /** The archive (a gzipped tar of paths relative to the build's workspace). */
-  file: string;
+  /** The cache's folder: paths relative to a build's workspace, files read-only. */
+  dir: string;
+  /** Each saved path's files and bytes: a restore that finds others found a damaged cache. */
+  trees: TreeCounts;
   bytes: number;
   /** The branch whose build saved it. */
   branch: string;
@@ -17,10 +27,12 @@ export interface CacheEntry {
   key: string;
 }
 
+export type SaveResult = { saved: true; bytes: number; evicted: number } | { saved: false; bytes: number };
+
 /**
- * Build caches on disk, one archive per project and branch: `<dir>/<projectId>/<branch id>.tgz`
- * with its `.json`. Under the artifacts directory, so workers that share artifacts share caches.
- * A project's caches are only ever read for that project's builds.
+ * Build caches on disk, one folder per project and branch: `<dir>/<projectId>/<branch id>/`
+ * with its `.json` beside it. Under the artifacts directory, so workers that share artifacts
+ * share caches. A project's caches are only ever read for that project's builds.
  */
 export interface BuildCacheStore {
   /**
@@ -28,13 +40,18 @@ export interface BuildCacheStore {
    * one at all (an earlier lockfile's: its downloads still help); null when none has one.
    */
   find(projectId: string, branches: readonly string[], key: string): Promise<CacheEntry | null>;
-  /** Keeps `archive` (moved in) as the cache of this project and branch, then evicts to the cap. */
+  /**
+   * Fills a new folder with `fill` and, when it holds at most `maxBytes`, makes it the cache of
+   * this project and branch (the previous one goes), then evicts the project's oldest caches
+   * beyond the cap.
+   */
   save(
     projectId: string,
     branch: string,
     key: string,
-    archive: string,
-  ): Promise<{ bytes: number; evicted: number }>;
+    maxBytes: number,
+    fill: (dir: string) => Promise<TreeCounts>,
+  ): Promise<SaveResult>;
   /** Forgets a cache that could not be restored. */
   discard(projectId: string, branch: string): Promise<void>;
 }
@@ -44,13 +61,16 @@ const safeProject = (projectId: string) => {
   if (!/^prj_[a-z0-9]+$/.test(projectId)) throw new Error(`Not a project id: ${projectId}`);
   return projectId;
 };
+/** Left by a save that did not finish (a crash): removed once surely abandoned. */
+const STALE_MS = 60 * 60 * 1000;
 
 export function createBuildCacheStore(dir: string, opts: { maxBytesPerProject: number }): BuildCacheStore {
   const projectDir = (projectId: string) => join(dir, safeProject(projectId));
   const paths = (projectId: string, branch: string) => {
     const base = join(projectDir(projectId), branchId(branch));
-    return { archive: `${base}.tgz`, meta: `${base}.json` };
+    return { tree: base, meta: `${base}.json` };
   };
+  const scratch = (base: string, kind: 'tmp' | 'old') => `${base}.${randomBytes(6).toString('hex')}.${kind}`;
 
   async function readMeta(file: string): Promise<Meta | null> {
     const text = await readFile(file, 'utf8').catch(() => null);
@@ -63,28 +83,43 @@ export function createBuildCacheStore(dir: string, opts: { maxBytesPerProject: n
     }
   }
 
-  async function discard(projectId: string, branch: string) {
-    const p = paths(projectId, branch);
-    await rm(p.meta, { force: true });
-    await rm(p.archive, { force: true });
+  /** The description goes first: from then on the folder is not a cache, whatever is left. */
+  async function remove(base: string) {
+    await rm(`${base}.json`, { force: true });
+    const old = scratch(base, 'old');
+    if (
+      await rename(base, old).then(
+        () => true,
+        () => false,
+      )
+    )
+      await rm(old, { recursive: true, force: true });
   }
 
   /** Oldest first until the project's caches fit the cap; returns how many went. */
   async function evict(projectId: string): Promise<number> {
     const pdir = projectDir(projectId);
-    const names = (await readdir(pdir).catch(() => [] as string[])).filter((n) => n.endsWith('.json'));
+    const names = await readdir(pdir).catch(() => [] as string[]);
     const entries: (Meta & { base: string })[] = [];
     for (const name of names) {
-      const meta = await readMeta(join(pdir, name));
-      if (meta) entries.push({ ...meta, base: join(pdir, name.slice(0, -'.json'.length)) });
+      const at = join(pdir, name);
+      if (name.endsWith('.json')) {
+        const meta = await readMeta(at);
+        if (meta) entries.push({ ...meta, base: at.slice(0, -'.json'.length) });
+      } else if (/\.(tmp|old)$/.test(name)) {
+        const age = await stat(at).then(
+          (s) => Date.now() - s.mtimeMs,
+          () => 0,
+        );
+        if (age > STALE_MS) await rm(at, { recursive: true, force: true });
+      }
     }
     entries.sort((a, b) => (a.savedAt < b.savedAt ? -1 : a.savedAt > b.savedAt ? 1 : 0));
     let total = entries.reduce((n, e) => n + e.bytes, 0);
     let evicted = 0;
     while (total > opts.maxBytesPerProject && entries.length > 1) {
       const oldest = entries.shift()!;
-      await rm(`${oldest.base}.json`, { force: true });
-      await rm(`${oldest.base}.tgz`, { force: true });
+      await remove(oldest.base);
       total -= oldest.bytes;
       evicted++;
     }
@@ -98,37 +133,41 @@ export function createBuildCacheStore(dir: string, opts: { maxBytesPerProject: n
         const p = paths(projectId, branch);
         const meta = await readMeta(p.meta);
         if (!meta) continue;
-        const size = await stat(p.archive).then(
-          (s) => s.size,
-          () => -1,
+        const isDir = await stat(p.tree).then(
+          (s) => s.isDirectory(),
+          () => false,
         );
-        // A crash between writing the archive and its description leaves them apart: not a cache.
-        if (size !== meta.bytes) {
-          await discard(projectId, branch);
+        if (!isDir) {
+          await remove(p.tree);
           continue;
         }
-        found.push({ file: p.archive, bytes: size, branch, key: meta.key });
+        found.push({ dir: p.tree, trees: meta.trees, bytes: meta.bytes, branch, key: meta.key });
       }
       return found.find((e) => e.key === key) ?? found[0] ?? null;
     },
 
-    async save(projectId, branch, key, archive) {
+    async save(projectId, branch, key, maxBytes, fill) {
       const p = paths(projectId, branch);
       await mkdir(projectDir(projectId), { recursive: true });
-      const bytes = (await stat(archive)).size;
-      // The description goes first, the archive last: a reader trusts the pair only when sizes agree.
-      const temp = `${p.archive}.${randomBytes(6).toString('hex')}.tmp`;
-      await rename(archive, temp).catch(async () => {
-        await copyFile(archive, temp);
-        await rm(archive, { force: true });
-      });
-      const meta: Meta = { branch, key, bytes, savedAt: new Date().toISOString() };
-      await writeFile(`${p.meta}.tmp`, JSON.stringify(meta));
-      await rename(`${p.meta}.tmp`, p.meta);
-      await rename(temp, p.archive);
-      return { bytes, evicted: await evict(projectId) };
+      const temp = scratch(p.tree, 'tmp');
+      try {
+        await mkdir(temp, { mode: 0o755 });
+        const trees = await fill(temp);
+        const { bytes } = totalOf(trees);
+        if (bytes > maxBytes) return { saved: false, bytes };
+        await remove(p.tree);
+        await rename(temp, p.tree);
+        const meta: Meta = { branch, key, trees, bytes, savedAt: new Date().toISOString() };
+        await writeFile(`${p.meta}.tmp`, JSON.stringify(meta));
+        await rename(`${p.meta}.tmp`, p.meta);
+        return { saved: true, bytes, evicted: await evict(projectId) };
+      } finally {
+        await rm(temp, { recursive: true, force: true });
+      }
     },
 
-    discard,
+    async discard(projectId, branch) {
+      await remove(paths(projectId, branch).tree);
+    },
   };
 }

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
-import { constants, copyFile, lstat, readFile, rm } from 'node:fs/promises';
+import { lstat, readFile, rm } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import type { BuildCacheStore } from './build-cache-store.ts';
+import type { BuildCacheStore, CacheEntry } from './build-cache-store.ts';
 import { describeBytes } from './format.ts';
+import { keepTrees, restoreTrees, totalOf } from './link-tree.ts';
 
 /** Where a build's cache lives and how big it may be. */
 export interface BuildCacheOptions {
@@ -11,42 +12,48 @@ export interface BuildCacheOptions {
   /** Saved under this branch; restored from it, else from `fallbackBranch` (production's). */
   branch: string;
   fallbackBranch: string;
-  /** Larger archives are not saved (SLIPWAY_BUILD_CACHE_SIZE). */
+  /** Larger caches are not saved (SLIPWAY_BUILD_CACHE_SIZE). */
   maxBytes: number;
 }
 
-/** Runs a command in the build's sandbox, in the workspace; true when it exited 0. */
-export type SandboxRun = (argv: string[]) => Promise<boolean>;
-
-/**
- * What a cache holds, relative to the workspace: the package managers' download caches in the
- * build's home, the installed `node_modules` (so an unchanged lockfile needs no install), and
- * the frameworks' own caches.
- */
-export function cachedPaths(workspace: string, src: string, app: string): string[] {
-  const rel = (p: string) => relative(workspace, p);
-  const home = [
-    'home/.npm',
-    'home/.cache',
-    'home/.local/share/pnpm',
-    'home/.bun/install/cache',
-    'home/.yarn/berry/cache',
-  ];
-  const dirs = [join(src, 'node_modules'), join(app, 'node_modules'), join(app, '.next', 'cache')].map(rel);
-  return [...new Set([...home, ...dirs])];
+/** A cache's paths, relative to the workspace, by what they are for. */
+export interface CachedPaths {
+  /** The package managers' download caches in the build's home. */
+  downloads: string[];
+  /** The installed `node_modules`: an unchanged lockfile needs no install. */
+  modules: string[];
+  /** The frameworks' own caches (some inside `node_modules`): they change every build. */
+  framework: string[];
 }
 
-/** Framework caches that change on every build: worth saving again after a hit. */
-const frameworkCaches = (app: string) => [
-  join(app, 'node_modules', '.cache'),
-  join(app, '.next', 'cache'),
-  join(app, 'node_modules', '.vite'),
-];
+export function cachedPaths(workspace: string, src: string, app: string): CachedPaths {
+  const rel = (p: string) => relative(workspace, p);
+  const unique = (xs: string[]) => [...new Set(xs)];
+  return {
+    downloads: [
+      'home/.npm',
+      'home/.cache',
+      'home/.local/share/pnpm',
+      'home/.bun/install/cache',
+      'home/.yarn/berry/cache',
+    ],
+    modules: unique([join(src, 'node_modules'), join(app, 'node_modules')].map(rel)),
+    framework: unique(
+      [
+        join(app, 'node_modules', '.cache'),
+        join(app, 'node_modules', '.vite'),
+        join(app, '.next', 'cache'),
+      ].map(rel),
+    ),
+  };
+}
+
+const under = (rel: string, roots: string[]) => roots.some((r) => rel === r || rel.startsWith(`${r}/`));
 
 /**
  * The cache's key: the lockfile (else package.json), the install command, the package manager
  * and Node.js's version (native modules), and the app's folder. Only a build with the same key
- * skips its install; any other restores the cache and installs.
+ * skips its install; any other restores the downloads and installs.
  */
 export async function cacheKey(
   installDir: string,
@@ -61,6 +68,62 @@ export async function cacheKey(
   return hash.digest('hex').slice(0, 32);
 }
 
+export interface Restored {
+  outcome: 'hit' | 'partial' | 'miss';
+  /** The cache restored from: a save after a hit takes the downloads it did not restore from it. */
+  entry: CacheEntry | null;
+}
+
+/**
+ * Restores the project's cache into the workspace. A hit (saved under `key`) brings back
+ * `node_modules` as hard links to read-only files (no bytes copied; a build can replace them,
+ * never change them) and the framework caches as copies; a partial hit (another key: the
+ * lockfile or install command changed) brings back copies of the downloads and framework
+ * caches for the install to start from. A cache that does not come back whole is discarded
+ * and what it left is removed.
+ */
+export async function restoreCache(
+  c: BuildCacheOptions,
+  key: string,
+  at: { workspace: string; paths: CachedPaths },
+  own: (made: string[]) => Promise<void>,
+  info: (line: string) => void,
+): Promise<Restored> {
+  const branches = c.branch === c.fallbackBranch ? [c.branch] : [c.branch, c.fallbackBranch];
+  const entry = await c.store.find(c.projectId, branches, key);
+  if (!entry) {
+    info('Build cache: miss (none saved yet)');
+    return { outcome: 'miss', entry: null };
+  }
+  const exact = entry.key === key;
+  const paths = exact
+    ? [...at.paths.modules, ...at.paths.framework.filter((f) => !under(f, at.paths.modules))]
+    : [...at.paths.downloads, ...at.paths.framework];
+  const copy = exact ? (rel: string) => under(rel, at.paths.framework) : () => true;
+  const clear = (p: string) => rm(p, { recursive: true, force: true });
+  try {
+    const got = await restoreTrees(entry.dir, paths, at.workspace, { copy, own, clear });
+    for (const [path, count] of Object.entries(got)) {
+      const saved = entry.trees[path];
+      // Paths inside a saved one (a framework cache in node_modules) have no count of their own.
+      if (saved && (saved.files !== count.files || saved.bytes !== count.bytes)) {
+        throw new Error(`${path}: ${count.files} files of ${saved.files}`);
+      }
+    }
+    info(
+      `Build cache: ${exact ? 'hit' : 'partial hit'}, restored ${describeBytes(totalOf(got).bytes)}` +
+        (entry.branch === c.branch ? '' : ` saved by branch ${entry.branch}`) +
+        (exact ? '' : ' for another lockfile or install command; installing from it'),
+    );
+    return { outcome: exact ? 'hit' : 'partial', entry };
+  } catch {
+    info('Build cache: the saved cache could not be restored; discarded, building without it');
+    await c.store.discard(c.projectId, entry.branch);
+    for (const p of paths) await clear(join(at.workspace, p));
+    return { outcome: 'miss', entry: null };
+  }
+}
+
 const exists = (p: string) =>
   lstat(p).then(
     () => true,
@@ -68,92 +131,54 @@ const exists = (p: string) =>
   );
 
 /**
- * Restores the project's cache into the workspace (the archive is copied in and unpacked by the
- * sandbox's user, so a crafted archive can only touch this workspace). `'hit'` when it was saved
- * under `key`; `'partial'` when under another key (an earlier lockfile: the install still runs,
- * from warm download and framework caches); `'miss'` otherwise. A cache that does not unpack is
- * discarded and what it left is removed.
- */
-export async function restoreCache(
-  c: BuildCacheOptions,
-  key: string,
-  at: { workspace: string; paths: string[] },
-  run: SandboxRun,
-  prepare: (paths: string[]) => Promise<void>,
-  info: (line: string) => void,
-): Promise<'hit' | 'partial' | 'miss'> {
-  const branches = c.branch === c.fallbackBranch ? [c.branch] : [c.branch, c.fallbackBranch];
-  const entry = await c.store.find(c.projectId, branches, key);
-  if (!entry) {
-    info('Build cache: miss (none saved yet)');
-    return 'miss';
-  }
-  const local = join(at.workspace, 'cache-in.tgz');
-  try {
-    // Never through a link the workspace might hold: the copy is made by the service, not the sandbox.
-    await rm(local, { force: true });
-    await copyFile(entry.file, local, constants.COPYFILE_EXCL);
-    await prepare([local]);
-    const ok = await run(['tar', '-xzf', 'cache-in.tgz']);
-    if (!ok) throw new Error('tar failed');
-    const exact = entry.key === key;
-    info(
-      `Build cache: ${exact ? 'hit' : 'partial hit'}, restored ${describeBytes(entry.bytes)}` +
-        (entry.branch === c.branch ? '' : ` saved by branch ${entry.branch}`) +
-        (exact ? '' : ' for another lockfile or install command; installing from it'),
-    );
-    return exact ? 'hit' : 'partial';
-  } catch {
-    info('Build cache: the saved cache could not be restored; discarded, building without it');
-    await c.store.discard(c.projectId, entry.branch);
-    for (const p of at.paths) await rm(join(at.workspace, p), { recursive: true, force: true });
-    return 'miss';
-  } finally {
-    await rm(local, { force: true });
-  }
-}
-
-/**
- * Saves the workspace's cached paths as the project's cache for this branch and `key`. After a
- * hit it is saved again only when a framework cache exists (those change every build). Never
- * fails the build: a cache that cannot be saved is said so and skipped.
+ * Saves the workspace's cached paths as the project's cache for this branch and `key`, by hard
+ * links where it can (see keepTrees). After a hit it is saved again only when a framework cache
+ * exists (those change every build), with the downloads taken from the cache it restored.
+ * Never fails the build: a cache that cannot be saved is said so and skipped.
  */
 export async function saveCache(
   c: BuildCacheOptions,
   key: string,
-  at: { workspace: string; paths: string[]; app: string; hit: boolean },
-  run: SandboxRun,
+  at: { workspace: string; paths: CachedPaths; restored: Restored },
   info: (line: string) => void,
 ): Promise<void> {
-  if (at.hit && !(await Promise.all(frameworkCaches(at.app).map(exists))).some(Boolean)) return;
-  const present: string[] = [];
-  for (const p of at.paths) if (await exists(join(at.workspace, p))) present.push(p);
-  if (present.length === 0) return;
-  const out = join(at.workspace, 'cache-out.tgz');
+  const hit = at.restored.outcome === 'hit';
+  const inWorkspace = (ps: string[]) => Promise.all(ps.map((p) => exists(join(at.workspace, p))));
+  if (hit && !(await inWorkspace(at.paths.framework)).some(Boolean)) return;
+  const fromWorkspace = hit
+    ? [...at.paths.modules, ...at.paths.framework]
+    : [...at.paths.downloads, ...at.paths.modules, ...at.paths.framework];
+  const carried = hit ? at.paths.downloads : [];
+  const present = (await inWorkspace(fromWorkspace)).flatMap((yes, i) => (yes ? [fromWorkspace[i]!] : []));
   try {
-    await rm(out, { force: true });
-    // gzip -1: most of the size win for a fraction of the time.
-    const ok = await run(['tar', '-I', 'gzip -1', '-cf', 'cache-out.tgz', '--', ...present]);
-    if (!ok) throw new Error('tar failed');
-    const made = await lstat(out);
-    if (!made.isFile()) throw new Error('the archive is not a regular file');
-    const bytes = made.size;
-    if (bytes > c.maxBytes) {
+    const result = await c.store.save(c.projectId, c.branch, key, c.maxBytes, async (dir) => {
+      const own = await keepTrees(at.workspace, unnested(present), dir);
+      const entry = at.restored.entry;
+      if (!entry || carried.length === 0) return own;
+      const there = (await Promise.all(carried.map((p) => exists(join(entry.dir, p))))).flatMap((yes, i) =>
+        yes ? [carried[i]!] : [],
+      );
+      return { ...own, ...(await keepTrees(entry.dir, there, dir)) };
+    });
+    if (!result.saved) {
       info(
-        `Build cache: not saved, ${describeBytes(bytes)} is over the limit of ${describeBytes(c.maxBytes)} (SLIPWAY_BUILD_CACHE_SIZE)`,
+        `Build cache: not saved, ${describeBytes(result.bytes)} is over the limit of ${describeBytes(c.maxBytes)} (SLIPWAY_BUILD_CACHE_SIZE)`,
       );
       return;
     }
-    const saved = await c.store.save(c.projectId, c.branch, key, out);
     info(
-      `Build cache: saved ${describeBytes(saved.bytes)}` +
-        (saved.evicted
-          ? ` (${saved.evicted} older cache${saved.evicted === 1 ? '' : 's'} of the project evicted)`
+      `Build cache: saved ${describeBytes(result.bytes)}` +
+        (result.evicted
+          ? ` (${result.evicted} older cache${result.evicted === 1 ? '' : 's'} of the project evicted)`
           : ''),
     );
   } catch (err) {
     info(`Build cache: not saved (${(err as Error).message})`);
-  } finally {
-    await rm(out, { force: true });
   }
+}
+
+/** The paths without those inside another of them (each file is kept once). */
+function unnested(paths: string[]): string[] {
+  const unique = [...new Set(paths)];
+  return unique.filter((p) => !unique.some((q) => q !== p && under(p, [q])));
 }

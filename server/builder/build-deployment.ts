@@ -17,9 +17,9 @@ import {
   type BuildCacheOptions,
   cachedPaths,
   cacheKey,
+  type Restored,
   restoreCache,
   saveCache,
-  type SandboxRun,
 } from './build-cache.ts';
 
 export type BuildLogType = 'build' | 'error';
@@ -66,6 +66,11 @@ export interface BuildDeploymentOptions {
   sandbox: Sandbox;
   /** The project's build cache; `'off'` when the deployment asked for none; absent: no cache. */
   cache?: BuildCacheOptions | 'off';
+  /**
+   * Leave saving the cache to the caller (`saveCache` in the result, which then also removes
+   * the workspace), so the deployment can go live first.
+   */
+  deferCacheSave?: boolean;
   /** Told the commit as soon as it is checked out (before install and build). */
   onCheckedOut?(commit: {
     commitHash: string | null;
@@ -110,6 +115,8 @@ export interface BuildResult {
   fileCount: number;
   totalBytes: number;
   durationMs: number;
+  /** With `deferCacheSave`: saves the build cache, then removes the workspace. Never throws. */
+  saveCache?: () => Promise<void>;
 }
 
 const DEFAULT_MAX_FILES = 100_000;
@@ -154,6 +161,10 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
   // The workspace's disk use is watched for the whole build; going over it ends the build.
   const stop = new AbortController();
   let diskExceeded: string | null = null;
+  // Once a deferred cache save holds the workspace, removing it is the save's to do.
+  let handedOver = false;
+  const handOver = (save: (() => Promise<void>) | null) =>
+    (handedOver = Boolean(save && opts.deferCacheSave));
   const disk = watchDisk(workspace, sandbox.limits.diskBytes, (bytes) => {
     diskExceeded =
       `The build used ${describeBytes(bytes)} of disk, more than the limit of ` +
@@ -288,28 +299,14 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
       fw.kind === 'node' || buildCommand !== null,
     );
     const cacheAt = { workspace, paths: cachedPaths(workspace, src, app) };
-    const inSandbox: SandboxRun = async (argv) => {
-      const r = await runCommand({
-        argv,
-        cwd: workspace,
-        env: { PATH: basePath, HOME: home },
-        timeoutMs: remaining(),
-        signal,
-        sandbox,
-        writable: [workspace],
-      });
-      if (r.aborted) cancelled();
-      return r.exitCode === 0;
-    };
     let cacheKeyOf: string | null = null;
-    let hit = false;
+    let restored: Restored = { outcome: 'miss', entry: null };
     if (opts.cache === 'off') info('Build cache: off for this deployment (cache: false)');
     else if (opts.cache && 'argv' in plan) {
       cacheKeyOf = await cacheKey(plan.cwd, plan.lockfile, plan.argv.join(' '), appPath);
-      hit =
-        (await restoreCache(opts.cache, cacheKeyOf, cacheAt, inSandbox, (p) => sandbox.prepare(p), info)) ===
-        'hit';
+      restored = await restoreCache(opts.cache, cacheKeyOf, cacheAt, (made) => sandbox.prepare(made), info);
     }
+    const hit = restored.outcome === 'hit';
     if (!('argv' in plan)) info(phase(plan.skip));
     else if (hit && plan.lockfile && (await isDirectory(join(plan.cwd, 'node_modules')))) {
       info(
@@ -331,9 +328,12 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
       );
     }
 
-    if (opts.cache && opts.cache !== 'off' && cacheKeyOf) {
-      await saveCache(opts.cache, cacheKeyOf, { ...cacheAt, app, hit }, inSandbox, info);
-    }
+    const cache = opts.cache;
+    const save =
+      cache && cache !== 'off' && cacheKeyOf
+        ? () => saveCache(cache, cacheKeyOf, { ...cacheAt, restored }, info)
+        : null;
+    if (save && !opts.deferCacheSave) await save();
 
     // A server app keeps the whole checkout: a monorepo's app needs the root's node_modules.
     const output =
@@ -380,6 +380,9 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
       fileCount: stored.fileCount,
       totalBytes: stored.totalBytes,
       durationMs,
+      ...(handOver(save)
+        ? { saveCache: () => save!().finally(() => rm(workspace, { recursive: true, force: true })) }
+        : {}),
     };
   } catch (err) {
     if (err instanceof BuildTimeoutError) {
@@ -390,7 +393,7 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
     throw err;
   } finally {
     disk.stop();
-    await rm(workspace, { recursive: true, force: true, maxRetries: 3 });
+    if (!handedOver) await rm(workspace, { recursive: true, force: true, maxRetries: 3 });
   }
 }
 

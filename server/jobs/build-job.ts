@@ -176,167 +176,188 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
     await markBuilding(deps, id);
     let artifactId: string;
     let runtime: DeploymentRuntime;
-    if (deployment.source_deployment_id) {
-      const source = await deps.db
-        .selectFrom('deployments')
-        .selectAll()
-        .where('id', '=', deployment.source_deployment_id)
-        .executeTakeFirstOrThrow();
-      if (!source.artifact_id) throw new BuildError(`Deployment ${source.id} has no build to reuse`);
-      logs.note(
-        `==> Reusing the build of ${source.id} (commit ${source.commit_hash?.slice(0, 7) ?? 'unknown'}): no rebuild`,
-      );
-      artifactId = source.artifact_id;
-      runtime = source.runtime
-        ? (JSON.parse(source.runtime) as DeploymentRuntime)
-        : { kind: 'static', spa: false };
-      await deps.db
-        .updateTable('deployments')
-        .set({
-          commit_hash: source.commit_hash,
-          commit_message: source.commit_message,
-          author: source.author,
-          runtime: JSON.stringify(runtime),
-          framework: source.framework,
-        })
-        .where('id', '=', id)
-        .execute();
-    } else if (deployment.source === 'prebuilt') {
-      // Files to serve as they are: no build, no tenant code, so no sandbox.
-      const files = sourceFilesOf(deployment);
-      const dir = join(deps.config.workspacesDir, id);
-      await rm(dir, { recursive: true, force: true });
-      await mkdir(dir, { recursive: true });
-      logs.note(`==> Storing ${files.length} uploaded files, prebuilt: no build`);
-      const stored = await materializeFiles(createUploadStore(deps.config.uploads.dir), files, dir)
-        .then(() =>
-          opts.artifacts.storeDirectory(dir, {
-            maxBytes: deps.config.maxOutputBytes,
-            maxFiles: deps.config.maxOutputFiles,
-          }),
-        )
-        .catch((err: unknown) => {
-          if (err instanceof BuildError) logs.push('error', err.message);
-          throw err;
-        })
-        .finally(() => rm(dir, { recursive: true, force: true }));
-      artifactId = stored.artifactId;
-      runtime = { kind: 'static', spa: false };
-      await deps.db
-        .updateTable('deployments')
-        .set({ runtime: JSON.stringify(runtime) })
-        .where('id', '=', id)
-        .execute();
-    } else {
-      const files = deployment.source === 'upload' ? sourceFilesOf(deployment) : null;
-      let repositoryUrl = project.repository_url;
-      let unreachableHint: string | undefined;
-      if (!files) {
-        await checkRepository(project.repository_url, logs, signal);
-        const access = await repositoryAccess(deps, project, (line) => logs.note(line)).catch(
-          (err: unknown) => {
+    // The build cache is saved once the deployment is live (or failed to start): not on its way.
+    let saveCache: (() => Promise<void>) | undefined;
+    try {
+      await buildAndGoLive();
+    } finally {
+      if (saveCache) {
+        await saveCache().catch(() => {});
+        await logs.flush();
+      }
+    }
+
+    async function buildAndGoLive() {
+      if (deployment.source_deployment_id) {
+        const source = await deps.db
+          .selectFrom('deployments')
+          .selectAll()
+          .where('id', '=', deployment.source_deployment_id)
+          .executeTakeFirstOrThrow();
+        if (!source.artifact_id) throw new BuildError(`Deployment ${source.id} has no build to reuse`);
+        logs.note(
+          `==> Reusing the build of ${source.id} (commit ${source.commit_hash?.slice(0, 7) ?? 'unknown'}): no rebuild`,
+        );
+        artifactId = source.artifact_id;
+        runtime = source.runtime
+          ? (JSON.parse(source.runtime) as DeploymentRuntime)
+          : { kind: 'static', spa: false };
+        await deps.db
+          .updateTable('deployments')
+          .set({
+            commit_hash: source.commit_hash,
+            commit_message: source.commit_message,
+            author: source.author,
+            runtime: JSON.stringify(runtime),
+            framework: source.framework,
+          })
+          .where('id', '=', id)
+          .execute();
+      } else if (deployment.source === 'prebuilt') {
+        // Files to serve as they are: no build, no tenant code, so no sandbox.
+        const files = sourceFilesOf(deployment);
+        const dir = join(deps.config.workspacesDir, id);
+        await rm(dir, { recursive: true, force: true });
+        await mkdir(dir, { recursive: true });
+        logs.note(`==> Storing ${files.length} uploaded files, prebuilt: no build`);
+        const stored = await materializeFiles(createUploadStore(deps.config.uploads.dir), files, dir)
+          .then(() =>
+            opts.artifacts.storeDirectory(dir, {
+              maxBytes: deps.config.maxOutputBytes,
+              maxFiles: deps.config.maxOutputFiles,
+            }),
+          )
+          .catch((err: unknown) => {
             if (err instanceof BuildError) logs.push('error', err.message);
             throw err;
+          })
+          .finally(() => rm(dir, { recursive: true, force: true }));
+        artifactId = stored.artifactId;
+        runtime = { kind: 'static', spa: false };
+        await deps.db
+          .updateTable('deployments')
+          .set({ runtime: JSON.stringify(runtime) })
+          .where('id', '=', id)
+          .execute();
+      } else {
+        const files = deployment.source === 'upload' ? sourceFilesOf(deployment) : null;
+        let repositoryUrl = project.repository_url;
+        let unreachableHint: string | undefined;
+        if (!files) {
+          await checkRepository(project.repository_url, logs, signal);
+          const access = await repositoryAccess(deps, project, (line) => logs.note(line)).catch(
+            (err: unknown) => {
+              if (err instanceof BuildError) logs.push('error', err.message);
+              throw err;
+            },
+          );
+          repositoryUrl = access.url;
+          unreachableHint = access.unreachableHint;
+        }
+        const env = await resolveBuildEnv(deps, project.id, deployment.target);
+        // One directory per deployment: a retry clears what a worker that died left behind.
+        const workspaceRoot = join(deps.config.workspacesDir, id);
+        await rm(workspaceRoot, { recursive: true, force: true });
+        const result = await buildDeployment({
+          repositoryUrl,
+          ...(unreachableHint ? { unreachableHint } : {}),
+          ...(files
+            ? {
+                files: {
+                  count: files.length,
+                  write: (dir: string) =>
+                    materializeFiles(createUploadStore(deps.config.uploads.dir), files, dir),
+                },
+              }
+            : {}),
+          ref: deployment.branch,
+          commit: deployment.requested_commit,
+          framework: project.framework,
+          settings: {
+            installCommand: project.install_command,
+            buildCommand: project.build_command,
+            outputDirectory: project.output_directory,
+            rootDirectory: project.root_directory,
           },
-        );
-        repositoryUrl = access.url;
-        unreachableHint = access.unreachableHint;
+          previousFramework: await previousFramework(deps, project.id, id),
+          cache: deployment.use_cache
+            ? {
+                store: cacheStore,
+                projectId: project.id,
+                branch: deployment.branch,
+                fallbackBranch: project.branch,
+                maxBytes: deps.config.buildCache.maxBytesPerProject,
+              }
+            : 'off',
+          env: env.vars,
+          secrets: env.secrets,
+          workspaceRoot,
+          artifacts: opts.artifacts,
+          timeoutMs: deps.config.buildTimeoutMs,
+          maxOutputBytes: deps.config.maxOutputBytes,
+          maxOutputFiles: deps.config.maxOutputFiles,
+          log: (type, line) => logs.push(type, line),
+          signal,
+          sandbox: opts.sandbox,
+          onCheckedOut: async (commit) => {
+            await deps.db
+              .updateTable('deployments')
+              .set({
+                commit_hash: commit.commitHash,
+                commit_message: commit.commitMessage,
+                author: commit.author,
+              })
+              .where('id', '=', id)
+              .execute();
+          },
+          deferCacheSave: true,
+        }).catch(async (err: unknown) => {
+          await rm(workspaceRoot, { recursive: true, force: true });
+          throw err;
+        });
+        saveCache = () =>
+          (result.saveCache?.() ?? Promise.resolve()).finally(() =>
+            rm(workspaceRoot, { recursive: true, force: true }),
+          );
+        artifactId = result.artifactId;
+        runtime = {
+          kind: result.kind,
+          spa: result.spa,
+          ...(result.startCommand ? { startCommand: result.startCommand } : {}),
+        };
+        await deps.db
+          .updateTable('deployments')
+          .set({
+            // Uploaded files keep the commit they were labelled with.
+            commit_hash: result.commitHash ?? deployment.commit_hash,
+            commit_message: result.commitMessage,
+            author: result.author,
+            runtime: JSON.stringify(runtime),
+            // What this build detected stays with it: the project's framework is the user's setting.
+            framework: result.framework,
+          })
+          .where('id', '=', id)
+          .execute();
       }
-      const env = await resolveBuildEnv(deps, project.id, deployment.target);
-      // One directory per deployment: a retry clears what a worker that died left behind.
-      const workspaceRoot = join(deps.config.workspacesDir, id);
-      await rm(workspaceRoot, { recursive: true, force: true });
-      const result = await buildDeployment({
-        repositoryUrl,
-        ...(unreachableHint ? { unreachableHint } : {}),
-        ...(files
-          ? {
-              files: {
-                count: files.length,
-                write: (dir: string) =>
-                  materializeFiles(createUploadStore(deps.config.uploads.dir), files, dir),
-              },
-            }
-          : {}),
-        ref: deployment.branch,
-        commit: deployment.requested_commit,
-        framework: project.framework,
-        settings: {
-          installCommand: project.install_command,
-          buildCommand: project.build_command,
-          outputDirectory: project.output_directory,
-          rootDirectory: project.root_directory,
-        },
-        previousFramework: await previousFramework(deps, project.id, id),
-        cache: deployment.use_cache
-          ? {
-              store: cacheStore,
-              projectId: project.id,
-              branch: deployment.branch,
-              fallbackBranch: project.branch,
-              maxBytes: deps.config.buildCache.maxBytesPerProject,
-            }
-          : 'off',
-        env: env.vars,
-        secrets: env.secrets,
-        workspaceRoot,
-        artifacts: opts.artifacts,
-        timeoutMs: deps.config.buildTimeoutMs,
-        maxOutputBytes: deps.config.maxOutputBytes,
-        maxOutputFiles: deps.config.maxOutputFiles,
-        log: (type, line) => logs.push(type, line),
-        signal,
-        sandbox: opts.sandbox,
-        onCheckedOut: async (commit) => {
-          await deps.db
-            .updateTable('deployments')
-            .set({
-              commit_hash: commit.commitHash,
-              commit_message: commit.commitMessage,
-              author: commit.author,
-            })
-            .where('id', '=', id)
-            .execute();
-        },
-      }).finally(() => rm(workspaceRoot, { recursive: true, force: true }));
-      artifactId = result.artifactId;
-      runtime = {
-        kind: result.kind,
-        spa: result.spa,
-        ...(result.startCommand ? { startCommand: result.startCommand } : {}),
-      };
-      await deps.db
-        .updateTable('deployments')
-        .set({
-          // Uploaded files keep the commit they were labelled with.
-          commit_hash: result.commitHash ?? deployment.commit_hash,
-          commit_message: result.commitMessage,
-          author: result.author,
-          runtime: JSON.stringify(runtime),
-          // What this build detected stays with it: the project's framework is the user's setting.
-          framework: result.framework,
-        })
-        .where('id', '=', id)
-        .execute();
-    }
-    await logs.flush();
-    signal.throwIfAborted();
-    await markDeploying(deps, id, { buildDurationMs: Date.now() - started, artifactId });
+      await logs.flush();
+      signal.throwIfAborted();
+      await markDeploying(deps, id, { buildDurationMs: Date.now() - started, artifactId });
 
-    const deployStarted = Date.now();
-    logs.note('==> Deploying: waiting for the edge to serve it');
-    try {
-      await opts.probe({ id, host: deployment.host }, signal);
-    } catch (err) {
-      if (signal.aborted) throw err;
-      logs.push('error', (err as Error).message);
-      throw new BuildError((err as Error).message);
+      const deployStarted = Date.now();
+      logs.note('==> Deploying: waiting for the edge to serve it');
+      try {
+        await opts.probe({ id, host: deployment.host }, signal);
+      } catch (err) {
+        if (signal.aborted) throw err;
+        logs.push('error', (err as Error).message);
+        throw new BuildError((err as Error).message);
+      }
+      logs.note(`==> Live at ${deps.urls.forHost(deployment.host)}`);
+      await logs.end();
+      signal.throwIfAborted();
+      await markLive(deps, id, { deployDurationMs: Date.now() - deployStarted });
+      opts.onLive?.(id);
     }
-    logs.note(`==> Live at ${deps.urls.forHost(deployment.host)}`);
-    await logs.end();
-    signal.throwIfAborted();
-    await markLive(deps, id, { deployDurationMs: Date.now() - deployStarted });
-    opts.onLive?.(id);
   }
 }
 

@@ -1,4 +1,12 @@
-import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -35,7 +43,12 @@ fs.writeFileSync(file, String(count));
 if (process.env.PLANT) fs.writeFileSync('node_modules/planted.txt', process.env.PLANT);
 fs.mkdirSync('dist', { recursive: true });
 const planted = fs.existsSync('node_modules/planted.txt') ? fs.readFileSync('node_modules/planted.txt', 'utf8') : 'none';
-fs.writeFileSync('dist/index.html', require('dep') + ' build ' + count + ' planted ' + planted);
+let tamper = '';
+if (process.env.TAMPER) {
+  try { fs.appendFileSync('node_modules/.package-lock.json', 'tampered'); tamper = ' tamper ok'; }
+  catch (err) { tamper = ' tamper ' + err.code; }
+}
+fs.writeFileSync('dist/index.html', require('dep') + ' build ' + count + ' planted ' + planted + tamper);
 `;
 
 /** Real builds in the sandbox with the build cache: hit, miss, off, corrupt, per project, capped. */
@@ -143,12 +156,11 @@ describe('the build cache', { timeout: 120_000 }, () => {
     expect(other.page).toBe('dep says hi build 1 planted none');
   });
 
-  it('discards a corrupt cache, builds without it and saves a good one', async () => {
+  it('discards a damaged cache, builds without it and saves a good one', async () => {
     const dir = join(root, 'artifacts', 'build-cache', 'prj_cachea');
-    const archive = readdirSync(dir).find((n) => n.endsWith('.tgz') && n !== undefined)!;
-    const path = join(dir, archive);
-    // Same size, so only unpacking can tell.
-    writeFileSync(path, Buffer.alloc(statSync(path).size, 7));
+    const tree = readdirSync(dir).find((n) => /^[0-9a-f]{24}$/.test(n))!;
+    // A file gone from the kept node_modules: only counting on restore can tell.
+    rmSync(join(dir, tree, 'src', 'node_modules', '.package-lock.json'));
     const run = await build('prj_cachea');
     expect(run.text).toContain(
       'Build cache: the saved cache could not be restored; discarded, building without it',
@@ -156,6 +168,41 @@ describe('the build cache', { timeout: 120_000 }, () => {
     expect(run.text).toContain('==> Installing dependencies: npm ci');
     expect(run.page).toBe('dep says hi build 1 planted none');
     expect((await build('prj_cachea')).page).toMatch(/build 2/);
+  });
+
+  it('a build cannot change a kept file in place, and a checkout’s node_modules link cannot send the restore outside', async () => {
+    await build('prj_cachekeep');
+    const tampering = await build('prj_cachekeep', { env: { TAMPER: '1', npm_config_offline: 'true' } });
+    expect(tampering.text).toMatch(/Build cache: hit/);
+    expect(tampering.page).toBe('dep says hi build 2 planted none tamper EACCES');
+    const dir = join(root, 'artifacts', 'build-cache', 'prj_cachekeep');
+    const tree = readdirSync(dir).find((n) => /^[0-9a-f]{24}$/.test(n))!;
+    expect(readFileSync(join(dir, tree, 'src', 'node_modules', '.package-lock.json'), 'utf8')).not.toContain(
+      'tampered',
+    );
+
+    // The same project, its repository now holding node_modules as a link to a folder outside.
+    const outside = mkdtempSync(join(tmpdir(), 'slipway-outside-'));
+    const linked = createGitRepo({
+      files: {
+        'package.json': JSON.stringify(pkg),
+        'package-lock.json': JSON.stringify(lock),
+        'dep/package.json': JSON.stringify({ name: 'dep', version: '1.0.0', main: 'index.js' }),
+        'dep/index.js': "module.exports = 'dep says hi';",
+        'build.js': BUILD,
+      },
+    });
+    try {
+      symlinkSync(outside, join(linked.dir, 'node_modules'));
+      linked.commit({}, 'node_modules as a link');
+      const run = await build('prj_cachekeep', { repositoryUrl: linked.url });
+      expect(run.text).toMatch(/Build cache: hit/);
+      expect(run.page).toBe('dep says hi build 3 planted none');
+      expect(readdirSync(outside)).toEqual([]);
+    } finally {
+      linked.remove();
+      rmSync(outside, { recursive: true, force: true });
+    }
   });
 
   it('a changed install command restores the cache but installs, then saves under the new key', async () => {
@@ -190,33 +237,48 @@ describe('the build cache', { timeout: 120_000 }, () => {
 });
 
 describe('the build cache store', () => {
-  it('evicts a project’s oldest caches beyond its cap, and only trusts an archive its description matches', async () => {
+  it('evicts a project’s oldest caches beyond its cap, finds partial hits, and forgets a folder without its description', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'slipway-cache-store-'));
     try {
       const store = createBuildCacheStore(dir, { maxBytesPerProject: 1500 });
-      const archive = (bytes: number) => {
-        const f = join(dir, `in-${bytes}-${Math.random()}`);
-        writeFileSync(f, Buffer.alloc(bytes, 1));
-        return f;
+      const fill = (bytes: number) => async (into: string) => {
+        writeFileSync(join(into, 'blob'), Buffer.alloc(bytes, 1));
+        return { blob: { files: 1, bytes } };
       };
-      expect(await store.save('prj_one', 'main', 'k1', archive(1000))).toEqual({ bytes: 1000, evicted: 0 });
+      expect(await store.save('prj_one', 'main', 'k1', 10_000, fill(1000))).toEqual({
+        saved: true,
+        bytes: 1000,
+        evicted: 0,
+      });
       await new Promise((r) => setTimeout(r, 5));
-      expect(await store.save('prj_one', 'feature', 'k1', archive(1000))).toEqual({
+      expect(await store.save('prj_one', 'feature', 'k1', 10_000, fill(1000))).toEqual({
+        saved: true,
         bytes: 1000,
         evicted: 1,
       });
       expect(await store.find('prj_one', ['main'], 'k1')).toBeNull();
-      expect(await store.find('prj_one', ['feature'], 'k1')).toMatchObject({
+      const found = await store.find('prj_one', ['feature'], 'k1');
+      expect(found).toMatchObject({
         bytes: 1000,
         branch: 'feature',
+        key: 'k1',
+        trees: { blob: { files: 1 } },
       });
+      expect(readFileSync(join(found!.dir, 'blob')).length).toBe(1000);
       // Another key finds the branch's cache as a partial hit, saying under which key it was saved.
       expect(await store.find('prj_one', ['feature'], 'another key')).toMatchObject({ key: 'k1' });
       expect(await store.find('prj_two', ['feature'], 'k1')).toBeNull();
-      const file = (await store.find('prj_one', ['feature'], 'k1'))!.file;
-      writeFileSync(file, 'cut short');
+      // Over the limit: not saved, the previous one kept, nothing left behind.
+      expect(await store.save('prj_one', 'feature', 'k2', 500, fill(600))).toEqual({
+        saved: false,
+        bytes: 600,
+      });
+      expect(await store.find('prj_one', ['feature'], 'k2')).toMatchObject({ key: 'k1' });
+      expect(readdirSync(join(dir, 'prj_one')).sort()).toHaveLength(2);
+      // A description without its folder (removed by hand, a crash) is not a cache.
+      rmSync(found!.dir, { recursive: true });
       expect(await store.find('prj_one', ['feature'], 'k1')).toBeNull();
-      await expect(store.save('../escape', 'main', 'k', archive(1))).rejects.toThrow('Not a project id');
+      await expect(store.save('../escape', 'main', 'k', 10, fill(1))).rejects.toThrow('Not a project id');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
