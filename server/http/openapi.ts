@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ErrorEnvelope, PageMeta } from '../../api/schemas/common.ts';
+import { errorExample, operationExamples } from './openapi-examples.ts';
 import type { RouteSpec } from './route.ts';
 
 export const API_VERSION = '1.2.0';
@@ -45,6 +46,11 @@ export function buildOpenApi(specs: RouteSpec[]): Record<string, unknown> {
       default:
         success = { type: 'object', properties: { success: { const: true }, data } };
     }
+    const examples = operationExamples[`${spec.method} ${spec.url}`] ?? {};
+    const exampleOf = (data: unknown) =>
+      spec.responseKind === 'list'
+        ? { success: true, data: [data], meta: { page: 1, limit: 10, total: 1 } }
+        : { success: true, data };
     const operation: Record<string, unknown> = {
       summary: spec.summary,
       tags: [spec.tag],
@@ -54,10 +60,18 @@ export function buildOpenApi(specs: RouteSpec[]): Record<string, unknown> {
         .replace(/[^A-Za-z0-9]/g, '')}`,
       parameters,
       responses: {
-        [status]: { description: 'Success', content: { 'application/json': { schema: success } } },
+        [status]: {
+          description: 'Success',
+          content: {
+            'application/json': {
+              schema: success,
+              ...(examples.response !== undefined ? { example: exampleOf(examples.response) } : {}),
+            },
+          },
+        },
         default: {
           description: 'Error',
-          content: { 'application/json': { schema: toJson(ErrorEnvelope, 'output') } },
+          content: { 'application/json': { schema: toJson(ErrorEnvelope, 'output'), example: errorExample } },
         },
       },
       ...(spec.auth === false ? { security: [] } : {}),
@@ -75,7 +89,12 @@ export function buildOpenApi(specs: RouteSpec[]): Record<string, unknown> {
     } else if (spec.body) {
       operation.requestBody = {
         required: true,
-        content: { 'application/json': { schema: toJson(spec.body, 'input') } },
+        content: {
+          'application/json': {
+            schema: toJson(spec.body, 'input'),
+            ...(examples.request !== undefined ? { example: examples.request } : {}),
+          },
+        },
       };
     }
     (paths[path] ??= {})[spec.method.toLowerCase()] = operation;
@@ -85,9 +104,15 @@ export function buildOpenApi(specs: RouteSpec[]): Record<string, unknown> {
     info: {
       title: 'Slipway API',
       version: API_VERSION,
-      description:
+      description: [
         'Deployment hosting service: projects, deployments, domains, environment variables, organizations, monitoring and webhooks.',
+        '',
+        'Authenticate with `Authorization: Bearer slw_...` (create a token with `npx slipway token create <email>` on the server, or `POST /v1/user/tokens`).',
+        'Every answer is an envelope: `{ "success": true, "data": ... }` (lists add `meta`), or `{ "success": false, "error": { "code", "message", "details" } }`.',
+        'Guides: docs/api.md in the repository; the machine-readable description is `/v1/openapi.json`.',
+      ].join('\n'),
     },
+    tags: Object.entries(TAGS).map(([name, description]) => ({ name, description })),
     servers: [{ url: '/' }],
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'API token (slw_...)' } },
@@ -97,36 +122,17 @@ export function buildOpenApi(specs: RouteSpec[]): Record<string, unknown> {
   };
 }
 
-const escapeHtml = (s: string) =>
-  s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-
-/** A self-contained page (no CDN: the service may run offline) listing every operation. */
-export function renderDocs(doc: Record<string, unknown>): string {
-  const paths = doc.paths as Record<
-    string,
-    Record<string, { summary: string; tags: string[]; requestBody?: unknown; parameters: unknown[] }>
-  >;
-  const byTag = new Map<string, string[]>();
-  for (const [path, ops] of Object.entries(paths)) {
-    for (const [method, op] of Object.entries(ops)) {
-      const body = op.requestBody
-        ? `<details><summary>Request body</summary><pre>${escapeHtml(JSON.stringify(op.requestBody, null, 2))}</pre></details>`
-        : '';
-      const params = op.parameters.length
-        ? `<details><summary>Parameters</summary><pre>${escapeHtml(JSON.stringify(op.parameters, null, 2))}</pre></details>`
-        : '';
-      const html = `<section><h3><code class="m ${method}">${method.toUpperCase()}</code> <code>${escapeHtml(path)}</code></h3><p>${escapeHtml(op.summary)}</p>${params}${body}</section>`;
-      const tag = op.tags[0] ?? 'other';
-      byTag.set(tag, [...(byTag.get(tag) ?? []), html]);
-    }
-  }
-  const sections = [...byTag].map(([tag, ops]) => `<h2>${escapeHtml(tag)}</h2>${ops.join('')}`).join('');
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Slipway API</title>
-<style>body{font-family:system-ui,sans-serif;max-width:960px;margin:2rem auto;padding:0 1rem;color:#222}
-section{border-top:1px solid #ddd;padding:.5rem 0}code.m{padding:2px 6px;border-radius:4px;color:#fff;background:#555}
-.get{background:#2b7a3d!important}.post{background:#1d5fa8!important}.patch{background:#a86b1d!important}.delete{background:#a8321d!important}
-pre{background:#f6f6f6;padding:.5rem;overflow:auto}</style></head><body>
-<h1>Slipway API <small>${escapeHtml(String((doc.info as { version: string }).version))}</small></h1>
-<p>Machine-readable description: <a href="/v1/openapi.json">/v1/openapi.json</a>. Authenticate with <code>Authorization: Bearer slw_...</code>.</p>
-${sections}</body></html>`;
-}
+/** The reference's sections, in the order a newcomer meets them. */
+const TAGS: Record<string, string> = {
+  projects: 'A project builds one repository (or uploaded files) and serves it.',
+  deployments: 'Builds of a project: production and previews, their logs, promote and rollback.',
+  uploads: 'Deploy files from anywhere: send only what the service does not have yet.',
+  env: "A project's environment variables, plain or secret, per target.",
+  domains: 'Custom domains: verification by DNS and certificates.',
+  webhooks: 'Signed notifications of deployment events, with a delivery log and redelivery.',
+  monitoring: 'Traffic metrics, health and alerts of a project.',
+  organizations: 'Organizations, their members and roles.',
+  user: 'The caller and their API tokens.',
+  billing: 'Plans and usage.',
+  versioned: 'The reference interface: paid operations.',
+};

@@ -1,4 +1,5 @@
-import { buildOpenApi, renderDocs } from '../http/openapi.ts';
+import { docsPage, DOCS_SCRIPT, docsScript } from '../http/docs-page.ts';
+import { API_VERSION, buildOpenApi } from '../http/openapi.ts';
 import { route, type RouteSpec } from '../http/route.ts';
 
 /** Health, readiness and the API description; none of them needs a token. */
@@ -47,7 +48,30 @@ export function systemRoutes(getSpecs: () => RouteSpec[]): RouteSpec[] {
       summary: 'Human-readable API reference',
       auth: false,
       handler: async ({ reply }) => {
-        await reply.type('text/html; charset=utf-8').send(renderDocs(openapi()));
+        await reply.type('text/html; charset=utf-8').send(docsPage(API_VERSION));
+        return { kind: 'sent' };
+      },
+    }),
+    route({
+      method: 'GET',
+      url: `/docs/${DOCS_SCRIPT}`,
+      tag: 'system',
+      summary: "The API reference's renderer (Redoc)",
+      auth: false,
+      handler: async ({ req: request, reply }) => {
+        const asset = docsScript();
+        reply
+          .type('text/javascript; charset=utf-8')
+          .header('cache-control', 'public, max-age=86400')
+          .header('etag', asset.etag)
+          .header('vary', 'accept-encoding');
+        if (request.headers['if-none-match'] === asset.etag) {
+          await reply.status(304).send();
+        } else if (/\bgzip\b/.test(String(request.headers['accept-encoding'] ?? ''))) {
+          await reply.header('content-encoding', 'gzip').send(asset.gzip);
+        } else {
+          await reply.send(asset.body);
+        }
         return { kind: 'sent' };
       },
     }),

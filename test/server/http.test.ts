@@ -1,4 +1,10 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ErrorEnvelope } from '../../api/schemas/common.ts';
+import { errorExample, operationExamples } from '../../server/http/openapi-examples.ts';
+import { allRoutes } from '../../server/routes/index.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -232,13 +238,93 @@ describe('cross-cutting HTTP behaviour', () => {
     });
   });
 
-  it('renders /docs as HTML for people', async () => {
+  it('serves /docs: Redoc fed by /v1/openapi.json, its script from the service itself, compressed and cached', async () => {
     const res = await t.call(null, 'GET', '/docs');
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
     expect(res.text).toMatch(/^<!doctype html>/i);
-    expect(res.text).toContain('<code>/v1/organizations/{orgId}/members/invite</code>');
-    expect(res.text).toContain('href="/v1/openapi.json"');
+    // Relative links: the page works under a path prefix behind a proxy.
+    expect(res.text).toContain('<redoc spec-url="v1/openapi.json"');
+    expect(res.text).toContain('<script src="docs/redoc.standalone.js"></script>');
+    expect(res.text).toContain('<a href="v1/openapi.json">');
+
+    const script = await t.app.inject({
+      method: 'GET',
+      url: '/docs/redoc.standalone.js',
+      headers: { 'accept-encoding': 'gzip, br' },
+    });
+    expect(script.statusCode).toBe(200);
+    expect(script.headers['content-type']).toBe('text/javascript; charset=utf-8');
+    expect(script.headers['content-encoding']).toBe('gzip');
+    const vendored = readFileSync(join(import.meta.dirname, '../../dist/docs/redoc.standalone.js'));
+    expect(gunzipSync(script.rawPayload).equals(vendored)).toBe(true);
+    expect(script.rawPayload.length).toBeLessThan(vendored.length / 3);
+    const again = await t.app.inject({
+      method: 'GET',
+      url: '/docs/redoc.standalone.js',
+      headers: { 'if-none-match': String(script.headers.etag) },
+    });
+    expect(again.statusCode).toBe(304);
+    const plain = await t.app.inject({ method: 'GET', url: '/docs/redoc.standalone.js' });
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(plain.rawPayload.equals(vendored)).toBe(true);
+  });
+
+  it('the committed Redoc bundle is the pinned devDependency’s (npm run vendor:docs)', () => {
+    const root = join(import.meta.dirname, '../..');
+    const pinned = (
+      JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+        devDependencies: Record<string, string>;
+      }
+    ).devDependencies.redoc;
+    const installed = (
+      JSON.parse(readFileSync(join(root, 'node_modules/redoc/package.json'), 'utf8')) as {
+        version: string;
+      }
+    ).version;
+    expect(installed).toBe(pinned);
+    for (const file of ['redoc.standalone.js', 'redoc.standalone.js.LICENSE.txt']) {
+      const committed = readFileSync(join(root, 'dist/docs', file));
+      expect(committed.equals(readFileSync(join(root, 'node_modules/redoc/bundles', file))), file).toBe(true);
+    }
+  });
+
+  it('every example in the reference is valid for its route, request and answer', () => {
+    const specs = new Map(allRoutes().map((r) => [`${r.method} ${r.url}`, r]));
+    expect(Object.keys(operationExamples).length).toBeGreaterThanOrEqual(8);
+    for (const [key, ex] of Object.entries(operationExamples)) {
+      const spec = specs.get(key);
+      expect(spec, key).toBeDefined();
+      if (ex.request !== undefined) {
+        const parsed = spec!.body!.safeParse(ex.request);
+        expect(parsed.success, `${key} request: ${JSON.stringify(parsed.error?.issues)}`).toBe(true);
+      }
+      if (ex.response !== undefined) {
+        const parsed = spec!.response!.safeParse(ex.response);
+        expect(parsed.success, `${key} response: ${JSON.stringify(parsed.error?.issues)}`).toBe(true);
+      }
+    }
+    expect(ErrorEnvelope.safeParse(errorExample).success).toBe(true);
+  });
+
+  it('the OpenAPI document carries the examples and the sections’ descriptions', async () => {
+    const doc = (await t.call(null, 'GET', '/v1/openapi.json')).body;
+    const create = doc.paths['/v1/projects'].post;
+    expect(create.requestBody.content['application/json'].example).toEqual(
+      operationExamples['POST /v1/projects']!.request,
+    );
+    expect(create.responses['201'].content['application/json'].example).toEqual({
+      success: true,
+      data: operationExamples['POST /v1/projects']!.response,
+    });
+    const list = doc.paths['/v1/projects/{projectId}/deployments'].get;
+    expect(list.responses['200'].content['application/json'].example).toMatchObject({
+      success: true,
+      data: [{ id: expect.stringMatching(/^dpl_/) }],
+      meta: { page: 1, limit: 10, total: 1 },
+    });
+    expect(create.responses.default.content['application/json'].example).toEqual(errorExample);
+    expect(doc.tags.map((tg: { name: string }) => tg.name).slice(0, 2)).toEqual(['projects', 'deployments']);
   });
 
   it('behaves the same over a real socket', async () => {
