@@ -9,6 +9,7 @@ import { describeBytes, describeDuration, describeElapsed } from './format.ts';
 import type { Sandbox } from '../sandbox/index.ts';
 import { watchDisk } from '../sandbox/disk-watch.ts';
 import { limitHint } from '../sandbox/limit-hints.ts';
+import { createUsageFilter, installHint } from './package-manager-output.ts';
 import { runCommand } from './run-command.ts';
 import { readPackageJson } from './package-json.ts';
 import { detectPackageManager } from './package-manager.ts';
@@ -259,6 +260,7 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
       info(phase(`${title}${where}: ${shown}`));
       const begun = Date.now();
       const tail: string[] = [];
+      const readable = createUsageFilter();
       const result = await runCommand({
         argv,
         cwd,
@@ -270,7 +272,9 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
         writable: [workspace],
         // A local repository stays readable, as for the checkout: it is the project's own.
         readOnly: localRepo ? [localRepo] : [],
-        onLine: (_stream, line) => {
+        onLine: (_stream, raw) => {
+          const line = readable(raw);
+          if (line === null) return;
           info(line);
           tail.push(line);
           if (tail.length > 50) tail.shift();
@@ -283,7 +287,7 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
       if (result.exitCode !== 0) {
         const how =
           result.exitCode === null ? `was killed by ${result.signal}` : `exited with code ${result.exitCode}`;
-        const hint = limitHint(sandbox.limits, tail, result.signal);
+        const hint = limitHint(sandbox.limits, tail, result.signal) ?? installHint(tail);
         throw new BuildError(`${title} failed: "${shown}" ${how}.${hint ? ` ${hint}` : ''}`);
       }
       info(`${title} finished in ${describeElapsed(Date.now() - begun)}`);
