@@ -4,16 +4,19 @@ import { id, PageQuery, Slug, Timestamp } from './common.ts';
 export const ProjectStatus = z.enum(['active', 'suspended', 'deleted']);
 
 /** A repository URL with scheme https, http, ssh, git or file. */
+/**
+ * A repository git can read: an https, http, ssh, git or file URL, the scp-like
+ * `git@github.com:owner/repo.git`, or an absolute path on the build machine. The server checks
+ * further (hosts builds may reach, where local repositories may be).
+ */
 export const RepositoryUrl = z
   .string()
   .max(2048, 'must be at most 2048 characters')
-  .refine((value) => {
-    try {
-      return ['https:', 'http:', 'ssh:', 'git:', 'file:'].includes(new URL(value).protocol);
-    } catch {
-      return false;
-    }
-  }, 'must be a URL with scheme https, http, ssh, git or file');
+  .refine(
+    (value) =>
+      /^(https?|ssh|git|file):\/\//i.test(value) || /^[\w.-]+@[\w.-]+:/.test(value) || value.startsWith('/'),
+    'must be an https, http, ssh, git or file URL, an scp-like address such as git@github.com:owner/repo.git, or an absolute path',
+  );
 
 export const BranchName = z
   .string()

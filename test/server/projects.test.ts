@@ -57,6 +57,27 @@ describe('projects', () => {
     expect(paths).toEqual(['extra', 'name', 'repositoryUrl']);
   });
 
+  it('takes every form of repository the builds read (absolute paths, scp-like), and names the forms otherwise', async () => {
+    for (const [name, repositoryUrl] of [
+      ['by-path', '/srv/git/web.git'],
+      ['by-scp', 'git@github.com:acme/web.git'],
+      ['by-file', 'file:///srv/git/web.git'],
+    ] as const) {
+      const res = await create(alice, { name, repositoryUrl });
+      expect(res.status, `${repositoryUrl}: ${JSON.stringify(res.body)}`).toBe(201);
+      expect(res.body.data.repositoryUrl).toBe(repositoryUrl);
+    }
+    const relative = await create(alice, { name: 'relative', repositoryUrl: 'srv/git/web.git' });
+    expect(relative.status).toBe(400);
+    expect(relative.body.error.details).toEqual([
+      {
+        path: 'repositoryUrl',
+        message:
+          'must be an https, http, ssh, git or file URL, an scp-like address such as git@github.com:owner/repo.git, or an absolute path',
+      },
+    ]);
+  });
+
   it('reports malformed JSON and oversize bodies as VALIDATION_ERROR', async () => {
     const bad = await t.call(alice, 'POST', '/v1/projects', '{"name":');
     expect(bad.status).toBe(400);
