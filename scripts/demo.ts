@@ -83,12 +83,18 @@ say(`   The check "Slipway Preview" succeeded and the pull request's comment lin
 say(`   Preview:    ${preview1.url}  ->  ${await edge(preview1.url)}`);
 say(`   Production: ${await productionUrl()}  ->  ${await edge(await productionUrl())}  (unchanged)`);
 
-step(3, 'Another push to the pull request: a new preview replaces the first');
+step(
+  3,
+  'Another push to the pull request: a preview of the new commit, which the comment and check now link',
+);
 const second = h.push('feature', { 'message.txt': 'version 3, after review' });
 h.github.pulls.set(1, pullRequest(spec(second)));
 await github('pull_request', pullRequestEvent('synchronize', spec(second), { before: first }));
 const preview2 = await previewOf(second);
 say(`   New preview: ${preview2.url}  ->  ${await edge(preview2.url)}`);
+say(
+  `   The first preview keeps its own URL, as every deployment does: ${preview1.url}  ->  ${await edge(preview1.url)}`,
+);
 
 step(4, 'A maintainer merges: the bot promotes that exact preview, no rebuild');
 const merged = spec(second, { merged: true, state: 'closed', mergeSha: main });
