@@ -4,6 +4,7 @@ import { ApiError } from '../api/errors.ts';
 import { sendError } from './http/errors.ts';
 import { API_VERSION } from './http/openapi.ts';
 import { lazyRequestLogger, requestSerializer } from './http/request-logger.ts';
+import { registerDashboard } from './dashboard/routes.ts';
 import { registerRoutes } from './http/route.ts';
 import { allRoutes } from './routes/index.ts';
 import type { Deps } from './services/deps.ts';
@@ -55,5 +56,6 @@ export function buildApp(deps: Deps): FastifyInstance {
   );
 
   registerRoutes(app, deps, allRoutes());
+  registerDashboard(app, deps);
   return app;
 }

@@ -220,6 +220,7 @@ const EnvSchema = z.object({
     ),
   SLIPWAY_HEALTH_INTERVAL: duration('SLIPWAY_HEALTH_INTERVAL', '60s'),
   SLIPWAY_DOMAIN_CLAIM_TTL: duration('SLIPWAY_DOMAIN_CLAIM_TTL', '7d'),
+  SLIPWAY_SESSION_TTL: duration('SLIPWAY_SESSION_TTL', '7d'),
   SLIPWAY_RUNTIME_SAMPLE_INTERVAL: duration('SLIPWAY_RUNTIME_SAMPLE_INTERVAL', '10s'),
   SLIPWAY_SANDBOX: z
     .enum(['bubblewrap', 'off'], {
@@ -354,6 +355,8 @@ function toConfig(env: z.infer<typeof EnvSchema>) {
     acmeCaFile: env.SLIPWAY_ACME_CA_FILE,
     /** How long a pending (unverified) domain claim lasts before it is removed. */
     domainClaimTtlMs: env.SLIPWAY_DOMAIN_CLAIM_TTL,
+    /** How long a dashboard sign-in lasts (it ends sooner when its API token is revoked). */
+    sessionTtlMs: env.SLIPWAY_SESSION_TTL,
     /** How often production URLs are probed and alert rules evaluated. */
     healthIntervalMs: env.SLIPWAY_HEALTH_INTERVAL,
     /** How often the edge samples the CPU and memory of server apps. */

@@ -1,3 +1,4 @@
+import { deleteExpiredSessions } from '../dashboard/session.ts';
 import type { Deps } from '../services/deps.ts';
 import { deleteExpiredClaims } from '../services/domains/claim-expiry.ts';
 import { cleanUploads } from '../services/uploads/clean-uploads.ts';
@@ -7,7 +8,7 @@ import { isStale, type PeriodicJob } from './periodic-jobs.ts';
 import { probeProductionUrls } from './probe-production.ts';
 import { pruneMonitoringData } from './prune.ts';
 
-/** The periodic monitoring run: probes, alert rules, pruning (expired domain claims and unused uploads too). */
+/** The periodic monitoring run: probes, alert rules, pruning (expired domain claims, unused uploads and dashboard sessions too). */
 export const MONITORING_TICK_JOB = 'monitoring.tick';
 
 type TickDeps = Pick<Deps, 'db' | 'clock' | 'config' | 'urls' | 'log'>;
@@ -29,6 +30,7 @@ export async function runMonitoringTick(
     ['pruning', () => pruneMonitoringData(deps, periodicKinds)],
     ['expired_domain_claims', () => deleteExpiredClaims(deps.db, deps.clock, deps.config.domainClaimTtlMs)],
     ['unused_uploads', () => cleanUploads(deps)],
+    ['expired_sessions', () => deleteExpiredSessions(deps)],
   ];
   let first: Error | undefined;
   for (const [name, step] of steps) {

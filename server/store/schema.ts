@@ -334,6 +334,18 @@ export interface RuntimeSamplesTable {
   ram_max: number;
 }
 
+/** A dashboard sign-in (server/dashboard/session.ts). */
+export interface SessionsTable {
+  /** SHA-256 of the cookie's value. */
+  id_hash: string;
+  user_id: string;
+  /** The API token signed in with; its revocation ends the session. */
+  token_id: string | null;
+  csrf: string;
+  created_at: string;
+  expires_at: string;
+}
+
 export interface Database {
   users: UsersTable;
   tokens: TokensTable;
@@ -359,4 +371,5 @@ export interface Database {
   acme_accounts: AcmeAccountsTable;
   acme_challenges: AcmeChallengesTable;
   runtime_samples: RuntimeSamplesTable;
+  sessions: SessionsTable;
 }

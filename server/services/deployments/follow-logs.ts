@@ -26,14 +26,16 @@ export interface StreamOptions {
    */
   checkAccess?: () => Promise<string | null>;
   accessCheckMs?: number;
+  /** How a line is written into its event; default as it is (the dashboard sends it as HTML). */
+  render?: (line: string) => string;
 }
 
 const BATCH = 1000;
 const FINAL = new Set(['live', 'failed']);
 
 /** One log line as an SSE event; a line holding line breaks becomes several `data:` fields. */
-const lineEvent = (l: LogLine) =>
-  `id: ${l.id}\n${l.line
+const lineEvent = (l: LogLine, render: (line: string) => string = (x) => x) =>
+  `id: ${l.id}\n${render(l.line)
     .split(/\r\n|\r|\n/)
     .map((part) => `data: ${part}\n`)
     .join('')}\n`;
@@ -117,7 +119,7 @@ export async function streamLogs(
     let lastId = opts.afterId ?? 0;
     if (opts.afterId === undefined) {
       const history = await tailLines(deps, deploymentId, opts.type, opts.tail);
-      await send(history.map(lineEvent).join(''));
+      await send(history.map((l) => lineEvent(l, opts.render)).join(''));
       lastId = history.at(-1)?.id ?? 0;
     }
     while (!closed) {
@@ -131,7 +133,7 @@ export async function streamLogs(
         .where('deployments.id', '=', deploymentId)
         .executeTakeFirst();
       const lines = await linesAfter(deps, deploymentId, opts.type, lastId, BATCH);
-      await send(lines.map(lineEvent).join(''));
+      await send(lines.map((l) => lineEvent(l, opts.render)).join(''));
       lastId = lines.at(-1)?.id ?? lastId;
       if (lines.length === BATCH) continue;
       if (state && FINAL.has(state.status)) {

@@ -11,6 +11,7 @@ import { domainClaims } from './007_domain_claims.ts';
 import { uploads } from './008_uploads.ts';
 import { buildSettings } from './009_build_settings.ts';
 import { buildCache } from './010_build_cache.ts';
+import { dashboardSessions } from './011_dashboard_sessions.ts';
 
 /** Every migration in order; names sort as they run. Data migrations that encrypt use `cipher`. */
 export function allMigrations(d: DialectHelpers, cipher: Cipher): Record<string, Migration> {
@@ -25,5 +26,6 @@ export function allMigrations(d: DialectHelpers, cipher: Cipher): Record<string,
     '008_uploads': uploads,
     '009_build_settings': buildSettings,
     '010_build_cache': buildCache,
+    '011_dashboard_sessions': dashboardSessions,
   };
 }

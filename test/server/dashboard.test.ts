@@ -1,0 +1,312 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { appendLog } from '../../server/services/deployments/deployment-logs.ts';
+import {
+  markBuilding,
+  markDeploying,
+  markFailed,
+  markLive,
+} from '../../server/services/deployments/deployment-state.ts';
+import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
+import { addMember } from '../helpers/members.ts';
+
+/** The dashboard through inject(): sessions, CSRF, roles, escaping, the API's refusals in words. */
+describe('dashboard', () => {
+  let t: TestApp;
+  let alice: TestUser;
+  let viewer: TestUser;
+  let projectId: string;
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    alice = await t.user('alice@example.com');
+    viewer = await t.user('viewer@example.com');
+    await addMember(t, alice.orgId, viewer, 'viewer');
+    await t.deps.db
+      .updateTable('organizations')
+      .set({ plan: 'enterprise' })
+      .where('id', '=', alice.orgId)
+      .execute();
+    const res = await t.call(alice, 'POST', '/v1/projects', {
+      name: 'site',
+      repositoryUrl: 'https://github.com/acme/site.git',
+      organizationId: alice.orgId,
+    });
+    expect(res.status).toBe(201);
+    projectId = res.body.data.id;
+  });
+  afterAll(() => t.close());
+
+  /** Signs in with a token through the form; returns the cookie and the page's CSRF value. */
+  async function signIn(user: TestUser | string) {
+    const token = typeof user === 'string' ? user : user.token;
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/sign-in',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'http://localhost:80' },
+      payload: new URLSearchParams({ token, next: '/' }).toString(),
+    });
+    return res;
+  }
+  async function session(user: TestUser) {
+    const res = await signIn(user);
+    expect(res.statusCode).toBe(303);
+    const setCookie = String(res.headers['set-cookie']);
+    const cookie = setCookie.split(';')[0]!;
+    const home = await get(cookie, '/');
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(home.body)![1]!;
+    return { cookie, csrf, setCookie };
+  }
+  const get = (cookie: string | null, url: string) =>
+    t.app.inject({ method: 'GET', url, headers: cookie ? { cookie } : {} });
+  const post = (cookie: string, url: string, form: Record<string, string>, origin = 'http://localhost:80') =>
+    t.app.inject({
+      method: 'POST',
+      url,
+      headers: { cookie, origin, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams(form).toString(),
+    });
+
+  async function deployLive(message?: string) {
+    const res = await t.call(
+      alice,
+      'POST',
+      `/v1/projects/${projectId}/deployments`,
+      message ? { message } : {},
+    );
+    expect(res.status).toBe(201);
+    const id = res.body.data.id as string;
+    await markBuilding(t.deps, id, {
+      commitHash: 'abcdef1234567',
+      commitMessage: 'Fix <b>bold</b>',
+      author: 'a@example.com',
+    });
+    await appendLog(t.deps, id, 'build', ['\x1b[32mcompiled\x1b[0m ok', 'second <line>']);
+    await markDeploying(t.deps, id, { buildDurationMs: 1200, artifactId: `art-${id}` });
+    await markLive(t.deps, id, { deployDurationMs: 300 });
+    return id;
+  }
+
+  it('sends a visitor without a session to sign in, and back where they were going after', async () => {
+    const res = await get(null, `/projects/${projectId}?status=live`);
+    expect(res.statusCode).toBe(303);
+    expect(res.headers.location).toBe(
+      `/sign-in?next=${encodeURIComponent(`/projects/${projectId}?status=live`)}`,
+    );
+    const page = await get(null, String(res.headers.location));
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain(`name="next" value="/projects/${projectId}?status=live"`);
+  });
+
+  it('refuses a wrong token with the API’s words and opens an HttpOnly, SameSite session for a right one', async () => {
+    const bad = await signIn('slw_' + 'x'.repeat(40));
+    expect(bad.statusCode).toBe(401);
+    expect(bad.body).toContain('Unknown or revoked API token');
+    expect(bad.headers['set-cookie']).toBeUndefined();
+
+    const { setCookie, cookie } = await session(alice);
+    expect(setCookie).toMatch(
+      /^slipway_session=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Lax; Expires=/,
+    );
+    expect(setCookie).not.toContain('Secure'); // plain http here; behind https it is Secure (below)
+    const home = await get(cookie, '/');
+    expect(home.statusCode).toBe(200);
+    expect(home.headers['content-security-policy']).toContain("script-src 'self'");
+    expect(home.body).toContain('alice@example.com');
+    expect(home.body).toContain(`href="/projects/${projectId}"`);
+    // Only a hash of the session is stored.
+    const rows = await t.deps.db.selectFrom('sessions').select('id_hash').execute();
+    expect(rows.map((r) => r.id_hash)).not.toContain(cookie.split('=')[1]);
+  });
+
+  it('refuses a sign-in form posted from another site', async () => {
+    const res = await t.app.inject({
+      method: 'POST',
+      url: '/sign-in',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.example' },
+      payload: new URLSearchParams({ token: alice.token }).toString(),
+    });
+    expect(res.statusCode).toBe(403);
+    expect(res.headers['set-cookie']).toBeUndefined();
+  });
+
+  it('never redirects to another site after signing in', async () => {
+    for (const next of ['https://evil.example/', '//evil.example/', '/\\evil.example']) {
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/sign-in',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'http://localhost:80' },
+        payload: new URLSearchParams({ token: alice.token, next }).toString(),
+      });
+      expect(res.headers.location, next).toBe('/');
+    }
+  });
+
+  it('shows the project with its deployments, escaping what users wrote', async () => {
+    const id = await deployLive('<img src=x onerror=alert(1)>');
+    const { cookie } = await session(alice);
+    const page = await get(cookie, `/projects/${projectId}`);
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain(`href="/deployments/${id}"`);
+    expect(page.body).toContain('Fix &lt;b&gt;bold&lt;/b&gt;');
+    expect(page.body).not.toContain('<img src=x');
+    const d = await get(cookie, `/deployments/${id}`);
+    expect(d.body).toContain('&lt;img src=x onerror=alert(1)&gt;');
+    expect(d.body).toContain('<span class="f32">compiled</span> ok');
+    expect(d.body).toContain('second &lt;line&gt;');
+    expect(d.body).toContain('href="https://github.com/acme/site/commit/abcdef1234567"');
+  });
+
+  it('names a bad filter in words and keeps what was typed', async () => {
+    const { cookie } = await session(alice);
+    const page = await get(cookie, `/projects/${projectId}?status=bogus&branch=main`);
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toMatch(/role="alert">Invalid request: status: [^<]+/);
+    expect(page.body).toContain('name="branch" value="main"');
+  });
+
+  it('promotes and rolls back through forms, and refuses a form without the session’s CSRF value', async () => {
+    const { cookie, csrf } = await session(alice);
+    const first = await deployLive();
+    const preview = await t.call(alice, 'POST', `/v1/projects/${projectId}/deployments`, {
+      target: 'preview',
+      branch: 'feature',
+    });
+    const pid = preview.body.data.id as string;
+    await markBuilding(t.deps, pid, {
+      commitHash: '1234567abcdef',
+      commitMessage: 'Feature',
+      author: 'a@example.com',
+    });
+    await markDeploying(t.deps, pid, { buildDurationMs: 1, artifactId: `art-${pid}` });
+    await markLive(t.deps, pid, { deployDurationMs: 1 });
+
+    const page = await get(cookie, `/deployments/${pid}`);
+    expect(page.body).toContain(`href="/deployments/${pid}/promote"`);
+    const confirm = await get(cookie, `/deployments/${pid}/promote`);
+    expect(confirm.statusCode).toBe(200);
+    expect(confirm.body).toContain('Promote to production?');
+
+    const forged = await post(cookie, `/deployments/${pid}/promote`, { _csrf: 'nope' });
+    expect(forged.statusCode).toBe(403);
+    const crossSite = await post(
+      cookie,
+      `/deployments/${pid}/promote`,
+      { _csrf: csrf },
+      'https://evil.example',
+    );
+    expect(crossSite.statusCode).toBe(403);
+    expect((await t.call(alice, 'GET', `/v1/projects/${projectId}`)).body.data.productionDeploymentId).toBe(
+      first,
+    );
+
+    const done = await post(cookie, `/deployments/${pid}/promote`, { _csrf: csrf });
+    expect(done.statusCode).toBe(303);
+    expect(done.headers.location).toBe(`/deployments/${pid}?done=promote`);
+    expect((await t.call(alice, 'GET', `/v1/projects/${projectId}`)).body.data.productionDeploymentId).toBe(
+      pid,
+    );
+
+    // Promoting again is the API's 409, shown in words on the confirmation page.
+    const again = await post(cookie, `/deployments/${pid}/promote`, { _csrf: csrf });
+    expect(again.statusCode).toBe(409);
+    expect(again.body).toContain(`Deployment ${pid} is already the production deployment`);
+
+    // Roll back to the first production deployment, by id.
+    const back = await post(cookie, `/deployments/${first}/rollback`, { _csrf: csrf });
+    expect(back.statusCode).toBe(303);
+    const rollbackId = /\/deployments\/([^?]+)\?done=rollback/.exec(String(back.headers.location))![1]!;
+    const rb = (await t.call(alice, 'GET', `/v1/deployments/${rollbackId}`)).body.data;
+    expect(rb.rollbackTo).toBe(first);
+  });
+
+  it('shows a viewer no buttons, and refuses what a viewer may not do', async () => {
+    const id = await deployLive();
+    const { cookie, csrf } = await session(viewer);
+    const page = await get(cookie, `/deployments/${id}`);
+    expect(page.statusCode).toBe(200);
+    expect(page.body).not.toMatch(/\/(promote|rollback|redeploy)"/);
+    const confirm = await get(cookie, `/deployments/${id}/redeploy`);
+    expect(confirm.statusCode).toBe(403);
+    const res = await post(cookie, `/deployments/${id}/redeploy`, { _csrf: csrf });
+    expect(res.statusCode).toBe(403);
+    expect(res.body).toContain('you are viewer');
+  });
+
+  it('shows a failed build’s reason, and 404 for what is not yours', async () => {
+    const res = await t.call(alice, 'POST', `/v1/projects/${projectId}/deployments`, {});
+    const id = res.body.data.id as string;
+    await markBuilding(t.deps, id, {
+      commitHash: 'abcdef1234567',
+      commitMessage: 'Broken',
+      author: 'a@example.com',
+    });
+    await appendLog(t.deps, id, 'build', ['npm ERR! missing script: build']);
+    await markFailed(t.deps, id, 'Build failed: npm run build exited with code 1');
+    const { cookie } = await session(alice);
+    const page = await get(cookie, `/deployments/${id}`);
+    expect(page.body).toContain('role="alert">Build failed: npm run build exited with code 1');
+    expect(page.body).toContain('npm ERR! missing script: build');
+    expect(page.body).not.toContain('data-stream');
+
+    const stranger = await t.user('stranger@example.com');
+    const s = await session(stranger);
+    const other = await get(s.cookie, `/deployments/${id}`);
+    expect(other.statusCode).toBe(404);
+    expect(other.body).toContain(`Deployment ${id} not found`);
+  });
+
+  it('ends the session on sign-out and when its token is revoked', async () => {
+    const { cookie, csrf } = await session(alice);
+    expect((await get(cookie, '/')).statusCode).toBe(200);
+    const out = await post(cookie, '/sign-out', { _csrf: csrf });
+    expect(out.statusCode).toBe(303);
+    expect(String(out.headers['set-cookie'])).toContain('Max-Age=0');
+    expect((await get(cookie, '/')).statusCode).toBe(303);
+
+    const other = await t.user('revoked@example.com');
+    const s = await session(other);
+    expect((await get(s.cookie, '/')).statusCode).toBe(200);
+    const tokenId = (await t.call(other, 'GET', '/v1/user/tokens')).body.data[0].id;
+    expect((await t.call(other, 'DELETE', `/v1/user/tokens/${tokenId}`)).status).toBe(200);
+    expect((await get(s.cookie, '/')).statusCode).toBe(303);
+  });
+
+  it('serves its script and style compressed, with a content hash and a year of caching', async () => {
+    const { cookie } = await session(alice);
+    const home = await get(cookie, '/');
+    const urls = [...home.body.matchAll(/(?:href|src)="(\/assets\/[^"]+)"/g)].map((m) => m[1]!);
+    expect(urls).toHaveLength(2);
+    for (const url of urls) {
+      const res = await t.app.inject({ method: 'GET', url, headers: { 'accept-encoding': 'br, gzip' } });
+      expect(res.statusCode).toBe(200);
+      expect(res.headers['content-encoding']).toBe('br');
+      expect(res.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+    }
+  });
+});
+
+describe('dashboard behind https under a path', () => {
+  it('writes links under the public URL’s path and marks the cookie Secure', async () => {
+    const t = await createTestApp({ env: { SLIPWAY_PUBLIC_API_URL: 'https://deploy.example.com/slipway' } });
+    try {
+      const alice = await t.user('alice@example.com');
+      const res = await t.app.inject({
+        method: 'POST',
+        url: '/sign-in',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          origin: 'https://deploy.example.com',
+        },
+        payload: new URLSearchParams({ token: alice.token, next: '/slipway/' }).toString(),
+      });
+      expect(res.statusCode).toBe(303);
+      expect(res.headers.location).toBe('/slipway/');
+      expect(String(res.headers['set-cookie'])).toMatch(/Path=\/slipway; HttpOnly; SameSite=Lax; Secure/);
+      const cookie = String(res.headers['set-cookie']).split(';')[0]!;
+      const home = await t.app.inject({ method: 'GET', url: '/', headers: { cookie } });
+      expect(home.body).toContain('href="/slipway/assets/app.css?v=');
+    } finally {
+      await t.close();
+    }
+  });
+});
