@@ -3,6 +3,7 @@ import { benchApi } from './api.ts';
 import { benchBot } from './bot.ts';
 import { benchBuildCache } from './build-cache.ts';
 import { benchBuilds } from './builds.ts';
+import { benchDashboard } from './dashboard.ts';
 import { benchEdge } from './edge.ts';
 import { benchEdgeFlood } from './edge-flood.ts';
 import { benchRecording } from './monitoring.ts';
@@ -27,6 +28,7 @@ const suites: Record<string, () => Promise<string>> = {
   sandbox: () => benchSandbox(),
   upload: () => benchUpload(),
   'build-cache': () => benchBuildCache(),
+  dashboard: () => benchDashboard(),
 };
 
 for (const [name, run] of Object.entries(suites)) {
