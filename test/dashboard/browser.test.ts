@@ -22,6 +22,7 @@ describe.skipIf(!browserAvailable())('dashboard in a browser', () => {
   let browser: Browser;
   let gate: Server;
   let gateOpen = false;
+  let gatePort = 0;
   let owner: { token: string; orgId: string; userId: string };
   let viewer: { token: string; orgId: string; userId: string };
   const repos: GitRepo[] = [];
@@ -31,7 +32,7 @@ describe.skipIf(!browserAvailable())('dashboard in a browser', () => {
     // A build that waits for the test: the test sees its first lines arrive before it lets it finish.
     gate = createServer((_req, res) => res.end(gateOpen ? 'go' : 'wait'));
     await new Promise<void>((r) => gate.listen(0, '127.0.0.1', r));
-    const gatePort = (gate.address() as AddressInfo).port;
+    gatePort = (gate.address() as AddressInfo).port;
     s = await startStack({ env: { SLIPWAY_SANDBOX_HOST_PORTS: String(gatePort) } });
     owner = await s.user('owner@example.com');
     viewer = await s.user('viewer@example.com');
@@ -196,6 +197,26 @@ describe.skipIf(!browserAvailable())('dashboard in a browser', () => {
     await page.locator('#status .badge').waitFor();
     expect(await page.locator('.actions').count()).toBe(0);
     expect(await page.getByRole('link', { name: /Promote|Roll back|Redeploy/ }).count()).toBe(0);
+    await context.close();
+  });
+
+  it('keeps every project tab accessible, with content in it', async () => {
+    await api().env.create(projectId, { key: 'API_URL', value: 'https://api.example.com' });
+    await api().env.create(projectId, { key: 'TOKEN', value: 'a-secret-value', encrypted: true });
+    await api().domains.add(projectId, { domain: 'www.example.com' });
+    await api().webhooks.create(projectId, {
+      url: `http://127.0.0.1:${gatePort}/hook`,
+      events: ['deployment.success'],
+      secret: 'sixteen-chars-or-more',
+    });
+    const { context, page } = await signedIn(owner.token);
+    for (const tab of ['domains', 'env', 'webhooks', 'metrics']) {
+      await page.goto(`${s.apiUrl}/projects/${projectId}/${tab}`);
+      await page.locator('nav.tabs [aria-current="page"]').first().waitFor();
+      await expectAccessible(page, `${tab} tab`);
+      await shot(page, tab);
+    }
+    expect(await page.content()).not.toContain('a-secret-value');
     await context.close();
   });
 

@@ -271,6 +271,141 @@ describe('dashboard', () => {
     expect((await get(s.cookie, '/')).statusCode).toBe(303);
   });
 
+  it('adds, changes and removes environment variables, and never sends a secret’s value', async () => {
+    const { cookie, csrf } = await session(alice);
+    const path = `/projects/${projectId}/env`;
+    const bad = await post(cookie, path, { _csrf: csrf, key: '1BAD', value: 'x', environment: 'production' });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.body).toMatch(/role="alert">Invalid request: key: [^<]+/);
+    expect(bad.body).toContain('name="key" value="1BAD"');
+
+    const plain = await post(cookie, path, {
+      _csrf: csrf,
+      key: 'API_URL',
+      value: 'https://api.example.com',
+      environment: 'production',
+    });
+    expect(plain.statusCode).toBe(303);
+    const secret = await post(cookie, path, {
+      _csrf: csrf,
+      key: 'DB_PASSWORD',
+      value: 'hunter2-very-secret',
+      environment: 'production',
+      encrypted: 'on',
+    });
+    expect(secret.statusCode).toBe(303);
+    let page = await get(cookie, path);
+    expect(page.body).toContain('https://api.example.com');
+    expect(page.body).toContain('secret (hidden)');
+    expect(page.body).not.toContain('hunter2-very-secret');
+
+    expect(
+      (
+        await post(cookie, `${path}/API_URL?environment=production`, {
+          _csrf: csrf,
+          value: 'https://v2.example.com',
+        })
+      ).statusCode,
+    ).toBe(303);
+    expect(
+      (await post(cookie, `${path}/DB_PASSWORD?environment=production&op=delete`, { _csrf: csrf }))
+        .statusCode,
+    ).toBe(303);
+    const vars = (await t.call(alice, 'GET', `/v1/projects/${projectId}/env`)).body.data;
+    expect(vars.map((v: { key: string; value: string }) => [v.key, v.value])).toEqual([
+      ['API_URL', 'https://v2.example.com'],
+    ]);
+
+    const v = await session(viewer);
+    page = await get(v.cookie, path);
+    expect(page.statusCode).toBe(200);
+    expect(page.body).not.toContain('Add variable');
+    const refused = await post(v.cookie, path, {
+      _csrf: v.csrf,
+      key: 'X',
+      value: 'y',
+      environment: 'production',
+    });
+    expect(refused.statusCode).toBe(403);
+  });
+
+  it('adds a domain and shows the DNS records to create, and removes it', async () => {
+    const { cookie, csrf } = await session(alice);
+    const path = `/projects/${projectId}/domains`;
+    const bad = await post(cookie, path, { _csrf: csrf, domain: 'not a domain' });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.body).toContain('name="domain" value="not a domain"');
+    expect((await post(cookie, path, { _csrf: csrf, domain: 'www.example.com' })).statusCode).toBe(303);
+    const page = await get(cookie, `${path}?done=added`);
+    expect(page.body).toContain('role="status">Added.');
+    expect(page.body).toContain('<code>_slipway-challenge.www.example.com</code>');
+    expect(page.body).toContain('certificate: pending');
+    expect((await post(cookie, `${path}/www.example.com/delete`, { _csrf: csrf })).statusCode).toBe(303);
+    expect((await t.call(alice, 'GET', `/v1/projects/${projectId}/domains`)).body.data).toEqual([]);
+  });
+
+  it('adds a webhook with the events ticked, never shows its secret, and lists deliveries', async () => {
+    const { cookie, csrf } = await session(alice);
+    const path = `/projects/${projectId}/webhooks`;
+    const form = new URLSearchParams({
+      _csrf: csrf,
+      url: 'https://hooks.example.com/in',
+      secret: 'a-secret-of-sixteen+',
+    });
+    form.append('events', 'deployment.created');
+    form.append('events', 'deployment.success');
+    const res = await t.app.inject({
+      method: 'POST',
+      url: path,
+      headers: { cookie, origin: 'http://localhost:80', 'content-type': 'application/x-www-form-urlencoded' },
+      payload: form.toString(),
+    });
+    expect(res.statusCode, res.body.match(/role="alert">([^<]*)/)?.[1]).toBe(303);
+    const hooks = (await t.call(alice, 'GET', `/v1/projects/${projectId}/webhooks`)).body.data;
+    expect(hooks).toHaveLength(1);
+    expect(hooks[0].events).toEqual(['deployment.created', 'deployment.success']);
+    const page = await get(cookie, path);
+    expect(page.body).toContain('https://hooks.example.com/in');
+    expect(page.body).not.toContain('a-secret-of-sixteen+');
+    const none = await post(cookie, path, {
+      _csrf: csrf,
+      url: 'https://hooks.example.com/b',
+      secret: 'a-secret-of-sixteen+',
+    });
+    expect(none.statusCode).toBe(400);
+    expect(none.body).toContain('events: must list at least one event');
+  });
+
+  it('lets an admin invite a member and change a role, and shows metrics and health', async () => {
+    const { cookie, csrf } = await session(alice);
+    const org = (await t.call(alice, 'GET', `/v1/organizations/${alice.orgId}`)).body.data.name as string;
+    expect(
+      (
+        await post(cookie, `/orgs/${org}/members`, {
+          _csrf: csrf,
+          email: 'new@example.com',
+          role: 'developer',
+        })
+      ).statusCode,
+    ).toBe(303);
+    expect(
+      (await post(cookie, `/orgs/${org}/members/new%40example.com`, { _csrf: csrf, role: 'viewer' }))
+        .statusCode,
+    ).toBe(303);
+    const members = (await t.call(alice, 'GET', `/v1/organizations/${alice.orgId}/members`)).body.data;
+    expect(members.find((m: { email: string }) => m.email === 'new@example.com').role).toBe('viewer');
+    const v = await session(viewer);
+    expect((await get(v.cookie, `/orgs/${org}`)).body).not.toContain('Invite');
+
+    const metrics = await get(cookie, `/projects/${projectId}/metrics?period=7d`);
+    expect(metrics.statusCode).toBe(200);
+    expect(metrics.body).toContain('Traffic over 7d');
+    expect(metrics.body).toMatch(/<svg\s+role="img"\s+aria-label="Requests: total \d+/);
+    const badPeriod = await get(cookie, `/projects/${projectId}/metrics?period=1y`);
+    expect(badPeriod.statusCode).toBe(400);
+    expect(badPeriod.body).toContain('period');
+  });
+
   it('serves its script and style compressed, with a content hash and a year of caching', async () => {
     const { cookie } = await session(alice);
     const home = await get(cookie, '/');

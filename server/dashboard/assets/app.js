@@ -53,10 +53,13 @@ function refreshRows(tbody) {
   schedule();
 }
 
-/** Forms are sent once: a second click while the first is on its way does nothing. */
+/** Forms are sent once (a second click while the first is on its way does nothing); removals ask first. */
 function oncePerSubmit(form) {
   form.addEventListener('submit', (e) => {
-    if (form.dataset.sent) e.preventDefault();
+    if (form.dataset.sent || (form.dataset.confirm && !window.confirm(form.dataset.confirm))) {
+      e.preventDefault();
+      return;
+    }
     form.dataset.sent = '1';
   });
 }

@@ -1,8 +1,11 @@
 import type { Member, Organization } from '../../../api/schemas/organizations.ts';
 import type { Project } from '../../../api/schemas/projects.ts';
+import { roleAtLeast } from '../../services/access.ts';
 import { html } from '../html.ts';
-import { age, layout, type View } from '../layout.ts';
+import { age, errorBox, layout, notice, type View } from '../layout.ts';
 import { pager } from './pager.ts';
+
+const ROLES = ['viewer', 'developer', 'admin', 'owner'] as const;
 
 export function organizationPage(
   view: View,
@@ -12,13 +15,21 @@ export function organizationPage(
     members: Member[];
     now: Date;
   },
+  state: { error?: string; typed?: Record<string, string>; message?: string } = {},
 ) {
-  const { base } = view;
+  const { base, session } = view;
   const { org, projects, members, now } = data;
+  const path = `${base}/orgs/${org.name}`;
+  const isAdmin = roleAtLeast(org.role, 'admin');
+  const typed = state.typed ?? {};
+  const csrf = html`<input type="hidden" name="_csrf" value="${session?.csrf ?? ''}" />`;
+  const roleOptions = (current: string) =>
+    ROLES.map((r) => html`<option value="${r}" ${r === current ? html` selected` : ''}>${r}</option>`);
   return layout(view, {
     title: org.displayName,
     crumbs: [{ label: 'Projects', href: `${base}/` }, { label: org.displayName }],
     body: html`<h1>${org.displayName} <span class="muted">${org.name}</span></h1>
+      ${notice(state.message)} ${errorBox(state.error)}
       <p class="muted">Plan ${org.plan} · ${org.memberCount} members · you are ${org.role}</p>
       <h2>Projects</h2>
       <table>
@@ -31,21 +42,41 @@ export function organizationPage(
           </tr>
         </thead>
         <tbody>
-          ${projects.items.map(
-            (p) =>
-              html`<tr>
-                <td><a href="${base}/projects/${p.id}">${p.name}</a></td>
-                <td>${p.repositoryUrl} <span class="muted">${p.branch}</span></td>
-                <td>
-                  ${p.deploymentUrl ? html`<a href="${p.deploymentUrl}">${p.deploymentUrl}</a>` : html`<span class="muted">none yet</span>`}
-                </td>
-                <td>${age(p.createdAt, now)}</td>
-              </tr>`,
-          )}
+          ${
+            projects.items.length === 0
+              ? html`<tr>
+                  <td colspan="4" class="muted">No projects yet.</td>
+                </tr>`
+              : projects.items.map(
+                  (p) =>
+                    html`<tr>
+                      <td><a href="${base}/projects/${p.id}">${p.name}</a></td>
+                      <td>${p.repositoryUrl} <span class="muted">${p.branch}</span></td>
+                      <td>
+                        ${p.deploymentUrl ? html`<a href="${p.deploymentUrl}">${p.deploymentUrl}</a>` : html`<span class="muted">none yet</span>`}
+                      </td>
+                      <td>${age(p.createdAt, now)}</td>
+                    </tr>`,
+                )
+          }
         </tbody>
       </table>
-      ${pager(`${base}/orgs/${org.name}`, new URLSearchParams(), projects)}
+      ${pager(path, new URLSearchParams(), projects)}
       <h2>Members</h2>
+      ${
+        isAdmin &&
+        html`<form method="post" action="${path}/members" class="filters" aria-label="Invite a member">
+          ${csrf}
+          <label>E-mail <input name="email" type="email" value="${typed.email ?? ''}" required /></label>
+          <label
+            >Role
+            <select name="role">
+              ${roleOptions(typed.role ?? 'developer')}
+            </select></label
+          >
+          <button type="submit" class="primary">Invite</button>
+        </form>`
+      }
       <table>
         <thead>
           <tr>
@@ -53,6 +84,7 @@ export function organizationPage(
             <th scope="col">Role</th>
             <th scope="col">Status</th>
             <th scope="col">Joined</th>
+            ${isAdmin ? html`<th scope="col">Change</th>` : ''}
           </tr>
         </thead>
         <tbody>
@@ -63,6 +95,30 @@ export function organizationPage(
                 <td>${m.role}</td>
                 <td>${m.status}</td>
                 <td>${age(m.joinedAt, now)}</td>
+                ${
+                  isAdmin &&
+                  html`<td>
+                    <div class="row">
+                      <form method="post" action="${path}/members/${encodeURIComponent(m.email)}" class="row">
+                        ${csrf}
+                        <label class="sr-only" for="role-${m.email}">Role of ${m.email}</label>
+                        <select id="role-${m.email}" name="role">
+                          ${roleOptions(m.role)}
+                        </select>
+                        <button type="submit">Change role</button>
+                      </form>
+                      <form
+                        method="post"
+                        action="${path}/members/${encodeURIComponent(m.email)}"
+                        data-confirm="Remove ${m.email} from ${org.displayName}?"
+                      >
+                        ${csrf}<input type="hidden" name="op" value="remove" /><button type="submit">
+                          Remove ${m.email}
+                        </button>
+                      </form>
+                    </div>
+                  </td>`
+                }
               </tr>`,
           )}
         </tbody>

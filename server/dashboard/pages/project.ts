@@ -1,17 +1,14 @@
 import type { Deployment, ListDeploymentsQuery } from '../../../api/schemas/deployments.ts';
-import type { Role } from '../../../api/schemas/organizations.ts';
 import type { Project } from '../../../api/schemas/projects.ts';
 import { html } from '../html.ts';
-import { age, errorBox, layout, statusBadge, type View } from '../layout.ts';
+import { age, errorBox, statusBadge, type View } from '../layout.ts';
+import { projectShell, type ProjectContext } from './project-shell.ts';
 import { pager } from './pager.ts';
 
 const STATUSES = ['queued', 'building', 'deploying', 'live', 'failed'] as const;
 const FINAL = new Set(['live', 'failed']);
 
-export interface ProjectPageData {
-  project: Project;
-  orgName: string;
-  role: Role;
+export interface ProjectPageData extends ProjectContext {
   deployments: { items: Deployment[]; total: number };
   query: ListDeploymentsQuery;
   /** The filter as typed, kept when it was refused. */
@@ -56,15 +53,11 @@ export function projectPage(view: View, data: ProjectPageData) {
   for (const [k, v] of Object.entries(typed)) if (v && k !== 'page') filters.set(k, v);
   const live = deployments.items.some((d) => !FINAL.has(d.status)) ? 'busy' : 'idle';
   const rowsUrl = `${path}/rows?${new URLSearchParams({ ...Object.fromEntries(filters), page: String(query.page) }).toString()}`;
-  return layout(view, {
-    title: project.name,
-    crumbs: [
-      { label: 'Projects', href: `${base}/` },
-      { label: data.orgName, href: `${base}/orgs/${data.orgName}` },
-      { label: project.name },
-    ],
-    body: html`<h1>${project.name}</h1>
-      <dl class="facts">
+  return projectShell(
+    view,
+    data,
+    'deployments',
+    html`<dl class="facts">
         <dt>Repository</dt>
         <dd>${project.repositoryUrl} <span class="muted">branch ${project.branch}</span></dd>
         <dt>Production</dt>
@@ -127,5 +120,5 @@ export function projectPage(view: View, data: ProjectPageData) {
         </tbody>
       </table>
       ${pager(path, filters, { total: deployments.total, page: query.page, limit: query.limit })}`,
-  });
+  );
 }

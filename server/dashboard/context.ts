@@ -1,0 +1,15 @@
+import { roleIn } from '../services/access.ts';
+import type { Actor, Deps } from '../services/deps.ts';
+import { getOrganization } from '../services/organizations/get-organization.ts';
+import { getProject } from '../services/projects.ts';
+import type { ProjectContext } from './pages/project-shell.ts';
+
+/** A project as its pages show it: the project (read through the API's access check), its organization's name, the caller's role. */
+export async function projectContext(deps: Deps, actor: Actor, projectId: string): Promise<ProjectContext> {
+  const project = await getProject(deps, actor, projectId);
+  const [org, role] = await Promise.all([
+    getOrganization(deps, actor, project.organizationId),
+    roleIn(deps, actor, project.organizationId),
+  ]);
+  return { project, orgName: org.name, role: role ?? 'viewer' };
+}

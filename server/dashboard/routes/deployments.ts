@@ -1,0 +1,145 @@
+import type { FastifyInstance } from 'fastify';
+import { ApiError } from '../../../api/errors.ts';
+import type { Deployment } from '../../../api/schemas/deployments.ts';
+import { LogType } from '../../../api/schemas/deployments.ts';
+import type { Project } from '../../../api/schemas/projects.ts';
+import { createDeployment } from '../../services/deployments/create-deployment.ts';
+import { requireDeployment } from '../../services/deployments/find-deployment.ts';
+import { parseLastEventId, streamLogs } from '../../services/deployments/follow-logs.ts';
+import { getDeployment } from '../../services/deployments/get-deployment.ts';
+import { promoteDeployment } from '../../services/deployments/promote-deployment.ts';
+import { rollbackDeployment } from '../../services/deployments/rollback-deployment.ts';
+import type { Actor, Deps } from '../../services/deps.ts';
+import { ansiToHtml } from '../ansi.ts';
+import { projectContext } from '../context.ts';
+import { SECURITY_HEADERS, type Ctx, type Kit } from '../kit.ts';
+import { confirmPage } from '../pages/confirm.ts';
+import { actionsFor, deploymentPage, type Action } from '../pages/deployment.ts';
+import { readLog } from '../read-log.ts';
+import { readSession } from '../session.ts';
+
+const ACTIONS = new Set<Action>(['promote', 'rollback', 'redeploy']);
+const DONE: Record<Action, string> = {
+  promote: 'Promoted: this deployment now serves production.',
+  rollback: 'Rolled back: production now serves this build again.',
+  redeploy: 'Redeploy started: this is the new deployment.',
+};
+
+/** A deployment's page, its log (streamed while it builds, or downloaded), and its actions. */
+export function deploymentRoutes(scope: FastifyInstance, kit: Kit): void {
+  const { deps } = kit;
+
+  const context = async (actor: Actor, deploymentId: string) => {
+    const deployment = await getDeployment(deps, actor, deploymentId);
+    return { deployment, ...(await projectContext(deps, actor, deployment.projectId)) };
+  };
+
+  scope.get(
+    '/deployments/:deploymentId',
+    kit.page(async ({ req, view, session }) => {
+      const { deploymentId } = req.params as { deploymentId: string };
+      const q = req.query as { log?: string; done?: string };
+      const ctx = await context(session.actor, deploymentId);
+      const type = q.log === 'runtime' ? 'runtime' : 'build';
+      const log = await readLog(deps, ctx.deployment.id, type, 2000);
+      const done = ACTIONS.has(q.done as Action) ? DONE[q.done as Action] : undefined;
+      return deploymentPage(view, { ...ctx, log: { type, ...log }, message: done, now: deps.clock.now() });
+    }),
+  );
+
+  scope.get(
+    '/deployments/:deploymentId/log.txt',
+    kit.page(async ({ req, reply, session }) => {
+      const { deploymentId } = req.params as { deploymentId: string };
+      const type = LogType.safeParse((req.query as { type?: string }).type ?? 'build');
+      if (!type.success)
+        throw ApiError.validation([{ path: 'type', message: 'must be build, runtime or error' }]);
+      const { deployment } = await requireDeployment(deps, session.actor, deploymentId, 'viewer');
+      const log = await readLog(deps, deployment.id, type.data, 100_000);
+      return reply
+        .headers({
+          ...SECURITY_HEADERS,
+          'content-disposition': `attachment; filename="${deployment.id}-${type.data}.log"`,
+        })
+        .type('text/plain; charset=utf-8')
+        .send(log.lines.map((l) => l.line).join('\n') + '\n');
+    }),
+  );
+
+  scope.get(
+    '/deployments/:deploymentId/log/stream',
+    kit.page(async ({ req, reply, session }) => {
+      const { deploymentId } = req.params as { deploymentId: string };
+      const { deployment } = await requireDeployment(deps, session.actor, deploymentId, 'viewer');
+      const after =
+        parseLastEventId(req.headers['last-event-id']) ??
+        parseLastEventId((req.query as { after?: string }).after);
+      reply.hijack();
+      await streamLogs(deps, reply.raw, deployment.id, {
+        type: 'build',
+        tail: 2000,
+        afterId: after,
+        headers: { 'cache-control': 'no-store' },
+        render: ansiToHtml,
+        // The stream ends once the session does, or the reader leaves the organization.
+        checkAccess: async () => {
+          const still = await readSession(deps, req.headers.cookie);
+          if (!still) return 'signed out';
+          try {
+            await requireDeployment(deps, still.actor, deployment.id, 'viewer');
+            return null;
+          } catch (err) {
+            if (err instanceof ApiError) return 'no longer a member of the organization';
+            throw err;
+          }
+        },
+      });
+      return reply;
+    }),
+  );
+
+  const action = async ({ req, reply, view, session }: Ctx) => {
+    const { deploymentId, action } = req.params as { deploymentId: string; action: string };
+    if (!ACTIONS.has(action as Action)) throw ApiError.notFound(`Page ${req.url.split('?')[0]}`);
+    const act = action as Action;
+    const ctx = await context(session.actor, deploymentId);
+    if (req.method === 'GET') {
+      if (ctx.role === 'viewer' && !actionsFor(ctx.deployment, ctx.project, ctx.role).includes(act)) {
+        throw ApiError.forbidden(
+          `This needs the role of a developer, admin or owner in the organization; you are ${ctx.role}`,
+        );
+      }
+      return confirmPage(view, { action: act, ...ctx });
+    }
+    try {
+      const result = await perform(deps, session.actor, act, ctx.deployment, ctx.project);
+      return kit.redirect(reply, `/deployments/${result.id}?done=${act}`);
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      return kit.send(reply, confirmPage(view, { action: act, ...ctx, error: err.message }), err.status);
+    }
+  };
+  scope.get('/deployments/:deploymentId/:action', kit.page(action));
+  scope.post('/deployments/:deploymentId/:action', kit.page(action));
+}
+
+/** The API's own operations, with the signed-in user as the caller. */
+async function perform(deps: Deps, actor: Actor, action: Action, d: Deployment, project: Project) {
+  switch (action) {
+    case 'promote':
+      return promoteDeployment(deps, actor, d.id);
+    case 'rollback':
+      if (d.id === project.productionDeploymentId) return rollbackDeployment(deps, actor, d.id, {});
+      if (!project.productionDeploymentId) {
+        throw ApiError.conflict(`Project ${project.name} has no production deployment to roll back from`);
+      }
+      return rollbackDeployment(deps, actor, project.productionDeploymentId, { to: d.id });
+    case 'redeploy':
+      return createDeployment(deps, actor, project.id, {
+        branch: d.branch,
+        target: d.target,
+        ...(d.commitHash ? { commitHash: d.commitHash } : {}),
+        message: `Redeploy of ${d.id}`,
+      });
+  }
+}

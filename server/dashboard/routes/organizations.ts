@@ -1,0 +1,128 @@
+import type { FastifyInstance } from 'fastify';
+import { InviteMemberBody, UpdateMemberBody } from '../../../api/schemas/organizations.ts';
+import { parseOrThrow } from '../../http/validation.ts';
+import { getOrganization } from '../../services/organizations/get-organization.ts';
+import { inviteMember } from '../../services/organizations/invite-member.ts';
+import { listMembers } from '../../services/organizations/list-members.ts';
+import { listOrganizations } from '../../services/organizations/list-organizations.ts';
+import { removeMember } from '../../services/organizations/remove-member.ts';
+import { updateMember } from '../../services/organizations/update-member.ts';
+import { listProjects } from '../../services/projects.ts';
+import type { Actor } from '../../services/deps.ts';
+import { submit, type Kit } from '../kit.ts';
+import type { View } from '../layout.ts';
+import { homePage } from '../pages/home.ts';
+import { organizationPage } from '../pages/organization.ts';
+
+const PAGE = 50;
+
+/** The home page (organizations and their projects) and an organization's page with its members. */
+export function organizationRoutes(scope: FastifyInstance, kit: Kit): void {
+  const { deps } = kit;
+
+  scope.get(
+    '/',
+    kit.page(async ({ view, session }) => {
+      const { items: orgs } = await listOrganizations(deps, session.actor, { limit: 100, offset: 0 });
+      const withProjects = await Promise.all(
+        orgs.map(async (org) => {
+          const { items, total } = await listProjects(deps, session.actor, {
+            org: org.id,
+            page: 1,
+            limit: 12,
+          });
+          return { org, projects: items, total };
+        }),
+      );
+      return homePage(view, withProjects, deps.clock.now());
+    }),
+  );
+
+  const render = async (
+    view: View,
+    actor: Actor,
+    name: string,
+    pageNo: number,
+    state: { error?: string; typed?: Record<string, string>; message?: string } = {},
+  ) => {
+    const org = await getOrganization(deps, actor, name);
+    const [projects, members] = await Promise.all([
+      listProjects(deps, actor, { org: org.id, page: pageNo, limit: PAGE }),
+      listMembers(deps, actor, org.id, { limit: 100, offset: 0 }),
+    ]);
+    return organizationPage(
+      view,
+      {
+        org,
+        projects: { ...projects, page: pageNo, limit: PAGE },
+        members: members.items,
+        now: deps.clock.now(),
+      },
+      state,
+    );
+  };
+
+  scope.get(
+    '/orgs/:org',
+    kit.page(async ({ req, view, session }) => {
+      const { org } = req.params as { org: string };
+      const q = req.query as { page?: string; done?: string };
+      const p = Number(q.page ?? 1);
+      const message =
+        q.done === 'invited'
+          ? 'Invited.'
+          : q.done === 'role'
+            ? 'Role changed.'
+            : q.done === 'removed'
+              ? 'Member removed.'
+              : undefined;
+      return render(
+        view,
+        session.actor,
+        org,
+        Number.isInteger(p) && p >= 1 ? p : 1,
+        message ? { message } : {},
+      );
+    }),
+  );
+
+  scope.post(
+    '/orgs/:org/members',
+    kit.page(async (ctx) => {
+      const { org } = ctx.req.params as { org: string };
+      const { email, role } = ctx.form;
+      return submit(
+        kit,
+        ctx,
+        () =>
+          inviteMember(deps, ctx.session.actor, org, parseOrThrow(InviteMemberBody, { email, role }, 'body')),
+        `/orgs/${org}?done=invited`,
+        (error) => render(ctx.view, ctx.session.actor, org, 1, { error, typed: ctx.form }),
+      );
+    }),
+  );
+
+  scope.post(
+    '/orgs/:org/members/:email',
+    kit.page(async (ctx) => {
+      const { org, email } = ctx.req.params as { org: string; email: string };
+      const remove = ctx.form.op === 'remove';
+      return submit(
+        kit,
+        ctx,
+        () =>
+          remove
+            ? removeMember(deps, ctx.session.actor, org, email)
+            : updateMember(
+                deps,
+                ctx.session.actor,
+                org,
+                email,
+                parseOrThrow(UpdateMemberBody, { role: ctx.form.role }, 'body'),
+              ),
+        `/orgs/${org}?done=${remove ? 'removed' : 'role'}`,
+        (error) => render(ctx.view, ctx.session.actor, org, 1, { error }),
+      );
+    }),
+  );
+}
