@@ -268,6 +268,16 @@ const EnvSchema = z.object({
       (v) => !v || isReadable(v),
       'PRIVATE_KEY_PATH must be a readable .pem file (the GitHub App private key)',
     ),
+  // Sign in with GitHub on the dashboard: the GitHub App's OAuth client (docs/dashboard.md).
+  GITHUB_CLIENT_ID: z.string().optional(),
+  GITHUB_CLIENT_SECRET: z.string().optional(),
+  SLIPWAY_GITHUB_SIGN_UP: z
+    .string()
+    .optional()
+    .refine(
+      (v) => list(v).every((x) => /^org:[A-Za-z0-9-]+$/.test(x) || /^[a-z0-9.-]+\.[a-z]{2,}$/i.test(x)),
+      'SLIPWAY_GITHUB_SIGN_UP must be a comma-separated list of e-mail domains (example.com) and GitHub organizations (org:acme)',
+    ),
   GITHUB_API_URL: z
     .string()
     .optional()
@@ -278,6 +288,21 @@ const EnvSchema = z.object({
 });
 
 /** The GitHub App workers mint installation tokens with; undefined when it is not configured. */
+/** Sign in with GitHub on the dashboard, when the App's OAuth client id and secret are set. */
+function githubSignIn(env: z.infer<typeof EnvSchema>) {
+  if (!env.GITHUB_CLIENT_ID || !env.GITHUB_CLIENT_SECRET) return undefined;
+  const entries = list(env.SLIPWAY_GITHUB_SIGN_UP).map((x) => x.toLowerCase());
+  return {
+    clientId: env.GITHUB_CLIENT_ID,
+    clientSecret: env.GITHUB_CLIENT_SECRET,
+    apiUrl: (env.GITHUB_API_URL ?? 'https://api.github.com').replace(/\/+$/, ''),
+    signUp: {
+      domains: entries.filter((x) => !x.startsWith('org:')),
+      orgs: entries.filter((x) => x.startsWith('org:')).map((x) => x.slice(4)),
+    },
+  };
+}
+
 function githubApp(env: z.infer<typeof EnvSchema>) {
   const key =
     env.PRIVATE_KEY ?? (env.PRIVATE_KEY_PATH ? readFileSync(env.PRIVATE_KEY_PATH, 'utf8') : undefined);
@@ -316,6 +341,8 @@ function toConfig(env: z.infer<typeof EnvSchema>) {
     encryptionKey: env.SLIPWAY_ENCRYPTION_KEY,
     /** Private GitHub repositories are cloned with installation tokens of this App (docs/github-app.md). */
     githubApp: githubApp(env),
+    /** Sign in with GitHub on the dashboard (the App's OAuth client); undefined: tokens only. */
+    githubSignIn: githubSignIn(env),
     paymentSecret: env.SLIPWAY_PAYMENT_SECRET,
     enterpriseRateLimit: env.SLIPWAY_ENTERPRISE_RATE_LIMIT,
     /** Who sets an organization's plan: its admins through the API, or only the operator's CLI. */

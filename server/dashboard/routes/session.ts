@@ -1,10 +1,14 @@
-import type { FastifyInstance } from 'fastify';
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../../api/errors.ts';
 import { authenticate } from '../../http/auth.ts';
 import { ASSETS, asset, type AssetName } from '../assets.ts';
 import type { Kit } from '../kit.ts';
 import { signInPage } from '../pages/sign-in.ts';
-import { closeSession, openSession, readSession, sessionCookie } from '../session.ts';
+import { authorizationUrl, githubSignIn, SignInRefused, userForCode } from '../github-sign-in.ts';
+import { closeSession, cookieValue, openSession, readSession, sessionCookie } from '../session.ts';
+
+const STATE_COOKIE = 'slipway_github_state';
 
 /** Where to go after signing in: a path of this dashboard, never another site. */
 export function safeNext(base: string, next: string | undefined): string {
@@ -16,7 +20,12 @@ export function safeNext(base: string, next: string | undefined): string {
 /** Sign in with an API token, sign out, and the one script and style sheet. */
 export function sessionRoutes(scope: FastifyInstance, kit: Kit): void {
   const { deps, base, secure } = kit;
-  const github = false;
+  const gh = githubSignIn(deps.config);
+  const github = gh !== null;
+  const statePath = `${base}/sign-in/github`;
+  /** Where GitHub sends the browser back: under the public URL (it must match the App's callback URL). */
+  const callbackUrl = (req: FastifyRequest) =>
+    `${deps.config.publicApiUrl?.replace(/\/+$/, '') ?? `${req.protocol}://${req.headers.host ?? 'localhost'}`}/sign-in/github/callback`;
 
   scope.get('/assets/:name', async (req, reply) => {
     const name = (req.params as { name: string }).name;
@@ -72,6 +81,52 @@ export function sessionRoutes(scope: FastifyInstance, kit: Kit): void {
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
       return kit.send(reply, signInPage(view, { next, github, error: err.message }), 401);
+    }
+  });
+
+  scope.get('/sign-in/github', async (req, reply) => {
+    if (!gh) return reply.redirect(`${base}/sign-in`, 303);
+    const next = safeNext(base, (req.query as { next?: string }).next);
+    const state = randomBytes(24).toString('base64url');
+    const cookie = [
+      `${STATE_COOKIE}=${state}.${Buffer.from(next).toString('base64url')}`,
+      `Path=${statePath}`,
+      'HttpOnly',
+      'SameSite=Lax',
+      'Max-Age=600',
+      ...(secure ? ['Secure'] : []),
+    ].join('; ');
+    return reply.header('set-cookie', cookie).redirect(authorizationUrl(gh, callbackUrl(req), state), 303);
+  });
+
+  scope.get('/sign-in/github/callback', async (req, reply) => {
+    const view = { base, session: null };
+    if (!gh) return reply.redirect(`${base}/sign-in`, 303);
+    const q = req.query as { code?: string; state?: string; error_description?: string };
+    const [state, nextB64] = (cookieValue(req.headers.cookie, STATE_COOKIE) ?? '').split('.');
+    const next = safeNext(base, nextB64 ? Buffer.from(nextB64, 'base64url').toString() : undefined);
+    const clear = `${STATE_COOKIE}=; Path=${statePath}; HttpOnly; SameSite=Lax; Max-Age=0`;
+    const refuse = (error: string, status: number) =>
+      kit.send(reply.header('set-cookie', clear), signInPage(view, { next, github, error }), status);
+    if (q.error_description) return refuse(`GitHub: ${q.error_description}`, 401);
+    // The state proves this browser started the sign-in: without it a sign-in could be forced on someone.
+    const given = Buffer.from(q.state ?? '');
+    const expected = Buffer.from(state ?? '');
+    if (!q.code || !state || given.length !== expected.length || !timingSafeEqual(given, expected)) {
+      return refuse('The sign-in with GitHub expired or was not started here; try again.', 400);
+    }
+    try {
+      const user = await userForCode(deps, gh, q.code, callbackUrl(req));
+      const { secret, expiresAt } = await openSession(deps, user.id, null);
+      return reply
+        .header('set-cookie', [
+          clear,
+          sessionCookie(secret, { path: base || '/', secure, expires: expiresAt }),
+        ])
+        .redirect(next, 303);
+    } catch (err) {
+      if (err instanceof SignInRefused) return refuse(err.message, 403);
+      throw err;
     }
   });
 
