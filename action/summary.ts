@@ -19,7 +19,7 @@ export function renderSummary(result: StepResult, ctx: RunContext): string {
     link(d.url),
     cellDuration(d.buildDurationMs),
     cellDuration(d.deployDurationMs),
-    `\`${d.id}\``,
+    d.dashboardUrl ? `[\`${d.id}\`](${d.dashboardUrl})` : `\`${d.id}\``,
   ]);
   const lines = [`### Slipway ${result.command}: \`${project.name}\``, ''];
   if (rows.length) {

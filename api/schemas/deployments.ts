@@ -57,6 +57,8 @@ export const Deployment = z.object({
   promotedAt: Timestamp.nullable(),
   /** The framework slug it was built as (the project's setting, or detected); null until built (extension). */
   framework: z.string().nullable().optional(),
+  /** The deployment's page in the dashboard, under the service's public URL (extension). */
+  dashboardUrl: z.string().optional(),
 });
 export type Deployment = z.infer<typeof Deployment>;
 

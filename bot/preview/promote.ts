@@ -26,7 +26,11 @@ export async function promotePreview(
     status: 'completed',
     conclusion: 'success',
     output: productionCheckOutput(deployment, 'promoted', productionUrl),
-    ...(productionUrl ? { detailsUrl: productionUrl } : {}),
+    ...(deployment.dashboardUrl
+      ? { detailsUrl: deployment.dashboardUrl }
+      : productionUrl
+        ? { detailsUrl: productionUrl }
+        : {}),
   });
   await updateComment(bot, gh, input.pull, input.mode, (s) => ({
     ...s,

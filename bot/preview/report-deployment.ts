@@ -52,7 +52,8 @@ export async function reportDeployment(
       status: final ? 'completed' : 'in_progress',
       ...(final ? { conclusion } : {}),
       output: previewCheckOutput(d, logTail),
-      ...(d.status === 'live' ? { detailsUrl: d.url } : {}),
+      // The deployment's page in the dashboard (its log, live); the preview itself once live otherwise.
+      ...(d.dashboardUrl ? { detailsUrl: d.dashboardUrl } : d.status === 'live' ? { detailsUrl: d.url } : {}),
       actions: d.status === 'live' ? [ACTIONS.redeploy, ACTIONS.promote] : final ? [ACTIONS.redeploy] : [],
     });
     if (final) {
@@ -86,6 +87,7 @@ export async function reportDeployment(
               status: d.status,
               url: d.url,
               logsUrl: checkUrl(gh, run),
+              dashboardUrl: d.dashboardUrl ?? null,
               error: d.errorMessage,
             },
           }
@@ -100,7 +102,7 @@ export async function reportDeployment(
     status: final ? 'completed' : 'in_progress',
     ...(final ? { conclusion } : {}),
     output: productionCheckOutput(d, 'deployed', productionUrl, logTail),
-    ...(productionUrl ? { detailsUrl: productionUrl } : {}),
+    ...(d.dashboardUrl ? { detailsUrl: d.dashboardUrl } : productionUrl ? { detailsUrl: productionUrl } : {}),
   });
   await updateComment(bot, gh, tag.pull, mode, (s) =>
     s.production === null || s.production.deploymentId === d.id

@@ -62,7 +62,11 @@ export async function startPreview(
     bot,
     gh,
     pr,
-    { status: 'in_progress', output: previewCheckOutput(deployment) },
+    {
+      status: 'in_progress',
+      output: previewCheckOutput(deployment),
+      ...(deployment.dashboardUrl ? { detailsUrl: deployment.dashboardUrl } : {}),
+    },
     deployment.id,
     opts.before,
   );
@@ -86,6 +90,7 @@ export async function startPreview(
       status: deployment.status,
       url: deployment.url,
       logsUrl: check.url,
+      dashboardUrl: deployment.dashboardUrl ?? null,
       error: null,
     },
   }));

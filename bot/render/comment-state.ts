@@ -23,6 +23,8 @@ export const CommentState = z.object({
       url: z.string().nullable(),
       /** The check run's page, which holds the log tail. */
       logsUrl: z.string().nullable(),
+      /** The deployment's page in Slipway's dashboard (its whole log, live); absent in older comments. */
+      dashboardUrl: z.string().nullable().optional(),
       /** Why it failed. */
       error: z.string().nullable(),
     })

@@ -21,7 +21,11 @@ function previewTable(p: NonNullable<CommentState['preview']>, updatedAt: string
     `| **Commit** | ${shortSha(p.sha)} |`,
     `| **Status** | ${status} |`,
     `| **Preview** | ${preview} |`,
-    ...(p.logsUrl ? [`| **Logs** | [Build details](${p.logsUrl}) |`] : []),
+    ...(p.dashboardUrl
+      ? [`| **Logs** | [Build log](${p.dashboardUrl})${p.logsUrl ? ` · [Check run](${p.logsUrl})` : ''} |`]
+      : p.logsUrl
+        ? [`| **Logs** | [Build details](${p.logsUrl}) |`]
+        : []),
     `| **Updated** | ${formatTime(updatedAt)} |`,
   ];
 }

@@ -75,7 +75,7 @@ describe('pull requests from forks', () => {
       'Slipway Preview',
       (r) => r.external_id === d!.id && r.conclusion === 'success',
     );
-    expect(live.details_url).toBe(d!.url);
+    expect(live.details_url).toBe(d!.dashboardUrl);
     expect(await (await h.stack.fetchFromEdge(d!.url)).text()).toBe('<h1>fork twenty preview-only</h1>');
   });
 

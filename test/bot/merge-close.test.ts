@@ -44,7 +44,7 @@ describe('merging and closing pull requests', () => {
     expect(prod).toMatchObject({ status: 'completed', conclusion: 'success', external_id: previewId });
     const project = await h.client.projects.get(h.project.id);
     expect(project.productionDeploymentId).toBe(previewId);
-    expect(prod!.details_url).toBe(project.deploymentUrl);
+    expect(prod!.details_url).toBe((await h.client.deployments.get(previewId)).dashboardUrl);
     expect((await h.client.deployments.list(h.project.id)).meta.total).toBe(deploymentsBefore);
     expect(await (await h.stack.fetchFromEdge(project.deploymentUrl!)).text()).toBe('<h1>thirty</h1>');
 

@@ -61,7 +61,9 @@ describe('previews of pull requests', () => {
     expect(done.conclusion).toBe('success');
     const live = await h.client.deployments.get(deploymentId);
     expect(live.status).toBe('live');
-    expect(done.details_url).toBe(live.url);
+    // Details lead to the deployment's page in the dashboard, under the service's public URL.
+    expect(done.details_url).toBe(live.dashboardUrl);
+    expect(live.dashboardUrl).toMatch(new RegExp(`/deployments/${live.id}$`));
     expect(done.actions.map((a: any) => a.identifier)).toEqual(['redeploy', 'promote']);
     expect(await (await h.stack.fetchFromEdge(live.url)).text()).toBe('<h1>hello from pr 2</h1>');
 
@@ -102,7 +104,7 @@ describe('previews of pull requests', () => {
       | **Commit** | \`<sha7>\` |
       | **Status** | ✅ Live |
       | **Preview** | [<host>](<url>) |
-      | **Logs** | [Build details](<check-url>) |
+      | **Logs** | [Build log](<dashboard-url>) · [Check run](<check-url>) |
       | **Updated** | <time> |
 
       <sub>Comment \`/slipway help\` for commands.</sub>

@@ -128,6 +128,7 @@ describe('deployments', () => {
         promotedAt: null,
         source: 'git',
         framework: null,
+        dashboardUrl: `http://localhost:3000/deployments/${d.id}`,
       });
       const jobs = await t.deps.db
         .selectFrom('jobs')

@@ -6,7 +6,7 @@ import type { Urls } from '../urls.ts';
 export type DeploymentRow = Selectable<DeploymentsTable>;
 
 /** A stored deployment as the wire shows it. */
-export function toDeployment(urls: Pick<Urls, 'forHost'>, row: DeploymentRow): Deployment {
+export function toDeployment(urls: Pick<Urls, 'forHost' | 'api'>, row: DeploymentRow): Deployment {
   return {
     id: row.id,
     projectId: row.project_id,
@@ -28,5 +28,6 @@ export function toDeployment(urls: Pick<Urls, 'forHost'>, row: DeploymentRow): D
     promotedAt: row.promoted_at,
     source: row.source,
     framework: row.framework,
+    dashboardUrl: `${urls.api.replace(/\/+$/, '')}/deployments/${row.id}`,
   };
 }

@@ -206,5 +206,6 @@ export function normalise(text: string, names: Record<string, string>): string {
     .replace(/\d{4}-\d\d-\d\d \d\d:\d\d UTC/g, '<time>')
     .replace(/\b\d+(\.\d)? m?s\b/g, '<duration>')
     .replace(/https:\/\/github\.com\/Codertocat\/Hello-World\/runs\/\d+/g, '<check-url>')
+    .replace(/https?:\/\/[^\s()]+\/deployments\/[^\s()]+/g, '<dashboard-url>')
     .replace(/<!-- slipway-bot:state [A-Za-z0-9_-]+ -->/, '<!-- slipway-bot:state <state> -->');
 }
