@@ -1,48 +1,20 @@
+import picomatch from 'picomatch';
+
 /**
- * Matches repository paths against the glob patterns of `previews.paths`: `**` spans
- * directories, `*` and `?` stay within one path segment, `{a,b}` is either, a pattern without a
- * slash matches the file name in any directory and a leading `/` anchors it at the root (as in
- * .gitignore).
+ * Matches repository paths against the glob patterns of `previews.paths`, with the syntax of
+ * GitHub's `paths:` filters (picomatch): `**` spans directories, `*` and `?` stay within one path
+ * segment, `{a,b}` and `{src/**,docs/*}` are alternatives, `[0-9]` a character class. As in
+ * .gitignore, a pattern without a slash matches the file name in any directory, a leading `/`
+ * anchors it at the root, and a trailing `/` means everything below.
  */
-export function globToRegExp(pattern: string): RegExp {
+export function globMatcher(pattern: string): (path: string) => boolean {
   const anchored = pattern.startsWith('/');
   let p = anchored ? pattern.slice(1) : pattern;
-  if (!anchored && !p.includes('/')) p = `**/${p}`;
   if (p.endsWith('/')) p = `${p}**`;
-  let out = '';
-  for (let i = 0; i < p.length; i++) {
-    const c = p[i]!;
-    if (c === '*') {
-      if (p[i + 1] === '*') {
-        const slash = p[i + 2] === '/';
-        // `**/` matches zero or more whole directories; a trailing `**` matches anything.
-        out += slash ? '(?:.*/)?' : '.*';
-        i += slash ? 2 : 1;
-      } else {
-        out += '[^/]*';
-      }
-    } else if (c === '?') {
-      out += '[^/]';
-    } else if (c === '{') {
-      const end = p.indexOf('}', i);
-      if (end === -1) {
-        out += '\\{';
-      } else {
-        const options = p
-          .slice(i + 1, end)
-          .split(',')
-          .map(escape);
-        out += `(?:${options.join('|')})`;
-        i = end;
-      }
-    } else {
-      out += escape(c);
-    }
-  }
-  return new RegExp(`^${out}$`);
+  // A slash inside braces (`{src/**,docs/*}`) is a path too: only a bare name matches anywhere.
+  const bareName = !anchored && !p.includes('/');
+  return picomatch(p, { dot: true, basename: bareName });
 }
-
-const escape = (s: string) => s.replace(/[.+^${}()|[\]\\*?]/g, '\\$&');
 
 /**
  * True when `path` is selected by the patterns: later patterns win, `!` excludes, and a list of
@@ -52,7 +24,7 @@ export function matchesAny(path: string, patterns: readonly string[]): boolean {
   let selected = patterns.every((p) => p.startsWith('!'));
   for (const pattern of patterns) {
     const negated = pattern.startsWith('!');
-    if (globToRegExp(negated ? pattern.slice(1) : pattern).test(path)) selected = !negated;
+    if (globMatcher(negated ? pattern.slice(1) : pattern)(path)) selected = !negated;
   }
   return selected;
 }

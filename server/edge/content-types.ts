@@ -1,57 +1,42 @@
+import { charset, lookup } from 'mime-types';
+import db from 'mime-db';
+
 /** What the edge needs to know about a file type: its header value and whether compressing it pays. */
 export interface ContentType {
   type: string;
   compressible: boolean;
 }
 
-const text = (type: string): ContentType => ({ type: `${type}; charset=utf-8`, compressible: true });
-const binary = (type: string, compressible = false): ContentType => ({ type, compressible });
-
-const BY_EXTENSION: Record<string, ContentType> = {
-  html: text('text/html'),
-  htm: text('text/html'),
-  css: text('text/css'),
-  js: text('text/javascript'),
-  mjs: text('text/javascript'),
-  cjs: text('text/javascript'),
-  json: text('application/json'),
-  map: text('application/json'),
-  webmanifest: text('application/manifest+json'),
-  txt: text('text/plain'),
-  md: text('text/markdown'),
-  csv: text('text/csv'),
-  xml: text('application/xml'),
-  rss: text('application/rss+xml'),
-  atom: text('application/atom+xml'),
-  svg: text('image/svg+xml'),
-  wasm: binary('application/wasm', true),
-  ico: binary('image/x-icon', true),
-  png: binary('image/png'),
-  jpg: binary('image/jpeg'),
-  jpeg: binary('image/jpeg'),
-  gif: binary('image/gif'),
-  webp: binary('image/webp'),
-  avif: binary('image/avif'),
-  woff: binary('font/woff'),
-  woff2: binary('font/woff2'),
-  ttf: binary('font/ttf', true),
-  otf: binary('font/otf', true),
-  eot: binary('application/vnd.ms-fontobject', true),
-  mp4: binary('video/mp4'),
-  webm: binary('video/webm'),
-  mp3: binary('audio/mpeg'),
-  ogg: binary('audio/ogg'),
-  wav: binary('audio/wav'),
-  pdf: binary('application/pdf'),
-  zip: binary('application/zip'),
-  gz: binary('application/gzip'),
+/**
+ * Where the registry (mime-db, through mime-types) is not what browsers expect today: JavaScript
+ * is `text/javascript` (RFC 9239), and SVG is text that compresses well.
+ */
+const PREFERRED: Record<string, string> = {
+  js: 'text/javascript',
+  mjs: 'text/javascript',
+  cjs: 'text/javascript',
 };
 
-const UNKNOWN: ContentType = binary('application/octet-stream');
+const UNKNOWN: ContentType = { type: 'application/octet-stream', compressible: false };
+const cache = new Map<string, ContentType>();
 
 /** Content type of a servable path such as `/assets/app.js`; unknown extensions are octet streams. */
 export function contentTypeOf(path: string): ContentType {
-  return BY_EXTENSION[extensionOf(path)] ?? UNKNOWN;
+  const ext = extensionOf(path);
+  if (!ext) return UNKNOWN;
+  let known = cache.get(ext);
+  if (!known) {
+    const type = PREFERRED[ext] ?? lookup(ext);
+    if (!type) return UNKNOWN;
+    const text = charset(type) === 'UTF-8' || type === 'image/svg+xml';
+    known = {
+      type: text ? `${type}; charset=utf-8` : type,
+      compressible: db[type]?.compressible ?? type.startsWith('text/'),
+    };
+    // Bounded by the registry's extensions (about 1,200).
+    cache.set(ext, known);
+  }
+  return known;
 }
 
 /** Lowercase extension of the last path segment, without the dot; `''` when there is none. */

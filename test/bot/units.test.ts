@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig, type SlipwayConfig } from '../../bot/config.ts';
 import { PullRequest } from '../../bot/github/payloads.ts';
-import { globToRegExp, matchesAny } from '../../bot/lib/glob.ts';
+import { globMatcher, matchesAny } from '../../bot/lib/glob.ts';
 import { createKeyedLock } from '../../bot/lib/keyed-lock.ts';
 import { parseCommand } from '../../bot/lib/parse-command.ts';
 import { createSeenIds } from '../../bot/lib/seen-ids.ts';
@@ -90,8 +90,19 @@ describe('globs of previews.paths', () => {
     ['web/', 'web/x/y', true],
     ['**/test/**', 'a/test/b.ts', true],
     ['file?.txt', 'file1.txt', true],
+    // The syntax users copy from GitHub's `paths:` filters.
+    ['{src/**,docs/*}', 'src/deep/a.ts', true],
+    ['{src/**,docs/*}', 'docs/intro.md', true],
+    ['{src/**,docs/*}', 'docs/deep/intro.md', false],
+    ['{src/**,docs/*}', 'lib/a.ts', false],
+    ['file[0-9].ts', 'file7.ts', true],
+    ['file[0-9].ts', 'pkg/file3.ts', true],
+    ['file[0-9].ts', 'filex.ts', false],
+    ['src/**/*.{js,ts}', 'src/a/b/c.ts', true],
+    ['.github/workflows/*', '.github/workflows/ci.yml', true],
+    ['*.md', '.changeset/notes.md', true],
   ])('%s matches %s: %s', (pattern, path, expected) => {
-    expect(globToRegExp(pattern).test(path)).toBe(expected);
+    expect(globMatcher(pattern)(path)).toBe(expected);
   });
 
   it('applies exclusions in order', () => {

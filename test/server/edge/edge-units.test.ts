@@ -74,6 +74,13 @@ describe('edge helpers', () => {
     expect(contentTypeOf('/x.woff2').compressible).toBe(false);
     expect(contentTypeOf('/Makefile').type).toBe('application/octet-stream');
     expect(contentTypeOf('/.env').type).toBe('application/octet-stream');
+    // Types the registry knows (mime-db) that a hand-made table had left out.
+    expect(contentTypeOf('/subs/en.vtt')).toEqual({ type: 'text/vtt; charset=utf-8', compressible: true });
+    expect(contentTypeOf('/config.yaml').type).toBe('text/yaml; charset=utf-8');
+    expect(contentTypeOf('/model.glb').type).toBe('model/gltf-binary');
+    expect(contentTypeOf('/clip.mov')).toEqual({ type: 'video/quicktime', compressible: false });
+    expect(contentTypeOf('/events.ics').type).toBe('text/calendar; charset=utf-8');
+    expect(contentTypeOf('/app.mjs').type).toBe('text/javascript; charset=utf-8');
   });
 
   it('knows single-page app frameworks', () => {
