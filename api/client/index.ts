@@ -19,6 +19,7 @@ import type { RateLimit } from './rate-limit.ts';
 import { uploadsApi } from './uploads.ts';
 import { userApi } from './user.ts';
 import { webhooksApi } from './webhooks.ts';
+import { githubEventsApi } from './github-events.ts';
 
 /** The answer of `client.request`: the body is parsed JSON when the server sent JSON, else text. */
 export interface RawResponse {
@@ -46,6 +47,7 @@ export function createClient(options: ClientOptions) {
   const monitoring = monitoringApi(c);
   const webhooks = webhooksApi(c);
   const uploads = uploadsApi(c);
+  const githubEvents = githubEventsApi(c);
 
   return {
     user,
@@ -57,6 +59,8 @@ export function createClient(options: ClientOptions) {
     monitoring,
     webhooks,
     uploads,
+    /** The GitHub App's durable queue of GitHub deliveries. */
+    githubEvents,
     /** Async iterators over every item of a list, fetching page after page. */
     iterate: {
       tokens: (q: PageInput = {}) => walk((page) => user.tokens.list({ ...q, page }), q.page),

@@ -134,5 +134,6 @@ const TAGS: Record<string, string> = {
   organizations: 'Organizations, their members and roles.',
   user: 'The caller and their API tokens.',
   billing: 'Plans and usage.',
+  github: "The GitHub App's durable queue: deliveries stored at once, processed afterwards.",
   versioned: 'The reference interface: paid operations.',
 };

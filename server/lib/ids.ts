@@ -15,7 +15,7 @@ export function randomString(length: number): string {
 }
 
 export type IdPrefix =
-  'org' | 'prj' | 'dpl' | 'dom' | 'alt' | 'whk' | 'whd' | 'usr' | 'tok' | 'chg' | 'job' | 'mem';
+  'org' | 'prj' | 'dpl' | 'dom' | 'alt' | 'whk' | 'whd' | 'usr' | 'tok' | 'chg' | 'job' | 'mem' | 'ghe';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${randomString(20)}`;

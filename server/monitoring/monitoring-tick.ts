@@ -1,5 +1,6 @@
 import { deleteExpiredSessions } from '../dashboard/session.ts';
 import type { Deps } from '../services/deps.ts';
+import { pruneGitHubEvents } from '../services/github-events/finish-event.ts';
 import { deleteExpiredClaims } from '../services/domains/claim-expiry.ts';
 import { cleanUploads } from '../services/uploads/clean-uploads.ts';
 import { evaluateDeploymentFailures } from './deployment-failed-alert.ts';
@@ -31,6 +32,7 @@ export async function runMonitoringTick(
     ['expired_domain_claims', () => deleteExpiredClaims(deps.db, deps.clock, deps.config.domainClaimTtlMs)],
     ['unused_uploads', () => cleanUploads(deps)],
     ['expired_sessions', () => deleteExpiredSessions(deps)],
+    ['finished_github_events', () => pruneGitHubEvents(deps)],
   ];
   let first: Error | undefined;
   for (const [name, step] of steps) {

@@ -5,6 +5,7 @@ import { certificateRoutes } from './certificates.ts';
 import { deploymentRoutes } from './deployments.ts';
 import { domainRoutes } from './domains.ts';
 import { envRoutes } from './env.ts';
+import { githubEventRoutes } from './github-events.ts';
 import { monitoringRoutes } from './monitoring.ts';
 import { organizationRoutes } from './organizations.ts';
 import { projectRoutes } from './projects.ts';
@@ -27,6 +28,7 @@ export function allRoutes(): RouteSpec[] {
     ...monitoringRoutes,
     ...webhookRoutes,
     ...billingRoutes,
+    ...githubEventRoutes,
   ];
   // The versioned description (/api/v1) has its own shapes: it stays out of the /v1 OpenAPI document.
   return [...systemRoutes(() => specs), ...specs, ...apiV1Routes];

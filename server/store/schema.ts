@@ -346,6 +346,26 @@ export interface SessionsTable {
   expires_at: string;
 }
 
+/** A GitHub delivery to the App, stored for durable processing (server/services/github-events). */
+export interface GitHubEventsTable {
+  seq: Generated<number>;
+  id: string;
+  owner_user_id: string;
+  delivery_id: string;
+  name: string;
+  body: string;
+  signature: string;
+  ordering_key: string;
+  status: 'pending' | 'running' | 'done' | 'failed';
+  attempts: number;
+  next_attempt_at: string;
+  lease: string | null;
+  lease_until: string | null;
+  last_error: string | null;
+  received_at: string;
+  finished_at: string | null;
+}
+
 export interface Database {
   users: UsersTable;
   tokens: TokensTable;
@@ -372,4 +392,5 @@ export interface Database {
   acme_challenges: AcmeChallengesTable;
   runtime_samples: RuntimeSamplesTable;
   sessions: SessionsTable;
+  github_events: GitHubEventsTable;
 }

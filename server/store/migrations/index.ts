@@ -12,6 +12,7 @@ import { uploads } from './008_uploads.ts';
 import { buildSettings } from './009_build_settings.ts';
 import { buildCache } from './010_build_cache.ts';
 import { dashboardSessions } from './011_dashboard_sessions.ts';
+import { githubEvents } from './012_github_events.ts';
 
 /** Every migration in order; names sort as they run. Data migrations that encrypt use `cipher`. */
 export function allMigrations(d: DialectHelpers, cipher: Cipher): Record<string, Migration> {
@@ -27,5 +28,6 @@ export function allMigrations(d: DialectHelpers, cipher: Cipher): Record<string,
     '009_build_settings': buildSettings,
     '010_build_cache': buildCache,
     '011_dashboard_sessions': dashboardSessions,
+    '012_github_events': githubEvents(d),
   };
 }
