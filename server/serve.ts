@@ -99,7 +99,11 @@ export async function serve(config: Config, roles: Role[], opts: ServeOptions = 
   }
   if (roles.includes('bot')) {
     // After the API, so the bot can talk to this process's API; stopped before it.
-    const bot = await startBotRole({ log: deps.log, ...(running.apiUrl ? { apiUrl: running.apiUrl } : {}) });
+    const bot = await startBotRole({
+      log: deps.log,
+      shutdownGraceMs: config.shutdownGraceMs,
+      ...(running.apiUrl ? { apiUrl: running.apiUrl } : {}),
+    });
     running.botUrl = bot.url;
     stops.push(() => bot.stop());
   }

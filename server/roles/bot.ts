@@ -5,6 +5,8 @@ import { createNodeMiddleware, Probot, ProbotOctokit } from 'probot';
 import type { FetchLike } from '../../api/client/index.ts';
 import { createSlipwayApp } from '../../bot/app.ts';
 import { createBotServices } from '../../bot/services.ts';
+import { createEventProcessor } from '../../bot/events/processor.ts';
+import { createReceiver } from '../../bot/events/receiver.ts';
 import { botConfigured, loadBotSettings } from '../../bot/settings.ts';
 
 /** Where GitHub posts the App's webhooks. */
@@ -23,6 +25,12 @@ export interface BotRoleOptions {
   now?: () => Date;
   /** The `fetch` of the Slipway client (tests). */
   fetch?: FetchLike;
+  /** How long a stopping bot lets GitHub events in progress finish before handing them back. */
+  shutdownGraceMs?: number;
+  /** How long a claim on a GitHub event holds (tests shorten it). */
+  eventLeaseMs?: number;
+  /** How often the queue is polled for retries and other processes' events. */
+  eventPollMs?: number;
 }
 
 export interface BotRole {
@@ -30,7 +38,7 @@ export interface BotRole {
   url: string;
   /** The Probot instance (`probot.receive(...)` feeds it an event without HTTP). */
   probot: Probot;
-  /** Resolves once the work started by service webhooks has finished. */
+  /** Resolves once the GitHub events taken so far and the work started by service webhooks have finished. */
   idle(): Promise<void>;
   /** Stops taking requests, then waits for work in flight. */
   stop(): Promise<void>;
@@ -67,7 +75,32 @@ export async function startBotRole(options: BotRoleOptions = {}): Promise<BotRol
     probot,
     webhooksPath: GITHUB_WEBHOOK_PATH,
   });
+  const verify = (body: string, signature: string) => probot.webhooks.verify(body, signature);
+  const handle = (event: { id: string; name: string; payload: unknown }) => probot.receive(event as never);
+  const processor = createEventProcessor({
+    slipway: services.slipway,
+    verify,
+    handle,
+    log,
+    ...(options.eventLeaseMs ? { leaseMs: options.eventLeaseMs } : {}),
+    ...(options.eventPollMs ? { pollMs: options.eventPollMs } : {}),
+  });
+  const receive = createReceiver({
+    slipway: services.slipway,
+    verify,
+    stored: processor.wake,
+    handleNow: handle,
+    log,
+  });
   const server: Server = createServer((req, res) => {
+    // GitHub's deliveries: stored and answered at once, processed from the service's queue.
+    if (req.method === 'POST' && req.url?.split('?')[0] === GITHUB_WEBHOOK_PATH) {
+      void receive(req, res).catch((err: unknown) => {
+        log.error({ err }, 'GitHub webhook receiver failed');
+        if (!res.headersSent) res.writeHead(500).end();
+      });
+      return;
+    }
     if (req.method === 'GET' && req.url === '/healthz') {
       res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
       return;
@@ -83,16 +116,28 @@ export async function startBotRole(options: BotRoleOptions = {}): Promise<BotRol
   const port = (server.address() as AddressInfo).port;
   const url = `http://localhost:${port}`;
   log.info({ url, botUrl: settings.botUrl, api: settings.apiUrl }, 'slipway bot started');
+  // Events stored before a restart (or by another bot process) are picked up now.
+  processor.wake();
   return {
     url,
     probot,
-    idle: () => services.tasks.idle(),
+    async idle() {
+      await processor.idle();
+      await services.tasks.idle();
+    },
     async stop() {
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
       });
-      await services.tasks.idle();
+      // Everything within the grace: what runs after it dies with the process.
+      const grace = options.shutdownGraceMs ?? 10_000;
+      const until = Date.now() + grace;
+      await processor.stop(grace);
+      await Promise.race([
+        services.tasks.idle(),
+        new Promise((resolve) => setTimeout(resolve, Math.max(0, until - Date.now())).unref()),
+      ]);
     },
   };
 }

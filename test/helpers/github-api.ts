@@ -27,6 +27,10 @@ export interface GitHubApi {
   violations(): string[];
   /** Answers `method path-template` (`POST /repos/{owner}/{repo}/check-runs`) with `handler`. */
   on(route: string, handler: Handler): void;
+  /** Awaited before each call is answered: tests slow GitHub down, hold a call, or fail it. */
+  before?:
+    | ((call: { method: string; path: string }) => Promise<{ status: number; body: unknown } | void>)
+    | undefined;
   /** In-memory GitHub state the default handlers keep. */
   state: {
     comments: { id: number; issue: number; body: string; user: { login: string; type: string } }[];
@@ -94,7 +98,7 @@ export async function createGitHubApi(
     if (opts.web && !(req.url ?? '/').startsWith('/api/v3/')) return opts.web(req, res);
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
+    req.on('end', async () => {
       const url = new URL(req.url ?? '/', 'http://localhost');
       const text = Buffer.concat(chunks).toString('utf8');
       let body: unknown;
@@ -118,6 +122,8 @@ export async function createGitHubApi(
         res.end(payload === undefined ? '' : JSON.stringify(payload));
       };
       if (violation) return send(422, { message: `Validation Failed (stand-in): ${violation}` });
+      const early = api.before ? await api.before({ method, path }) : undefined;
+      if (early) return send(early.status, early.body);
       for (const r of routes) {
         if (r.method !== method) continue;
         const m = r.regex.exec(path);

@@ -5,7 +5,7 @@ import pino from 'pino';
 import { ProbotOctokit } from 'probot';
 import type { Project } from '../../../api/schemas/projects.ts';
 import { findFreePort } from '../../../server/edge/free-port.ts';
-import { type BotRole, startBotRole } from '../../../server/roles/bot.ts';
+import { type BotRole, type BotRoleOptions, startBotRole } from '../../../server/roles/bot.ts';
 import { createGitRepo, type GitRepo } from '../../helpers/git-repo.ts';
 import { startStack, type Stack } from '../../helpers/stack.ts';
 import { waitFor } from '../../helpers/wait-for.ts';
@@ -62,6 +62,8 @@ export interface Harness {
   project: Project;
   client: ReturnType<Stack['client']>;
   botUrl: string;
+  /** The bot's environment, to start another bot process on the same service. */
+  botEnv: Record<string, string>;
   /** Feeds a GitHub event to the App, as GitHub's webhook would, and waits for its handler. */
   receive(name: string, payload: unknown): Promise<void>;
   /** Commits files on `branch` (created from main when new); returns the commit. */
@@ -84,7 +86,7 @@ export interface Harness {
  * the project's webhook receiver so the service's signed deliveries reach it over HTTP.
  */
 export async function startHarness(
-  opts: { config?: string | null; projectName?: string } = {},
+  opts: { config?: string | null; projectName?: string; bot?: Partial<BotRoleOptions> } = {},
 ): Promise<Harness> {
   const stack = await startStack();
   const { token, orgId } = await stack.user();
@@ -106,21 +108,23 @@ export async function startHarness(
   github.config = opts.config === undefined ? `project: ${name}\n` : opts.config;
   const port = await findFreePort();
   const botUrl = `http://127.0.0.1:${port}`;
+  const botEnv = {
+    APP_ID: '1',
+    PRIVATE_KEY: testPrivateKey(),
+    WEBHOOK_SECRET: GITHUB_SECRET,
+    SLIPWAY_API_URL: stack.apiUrl,
+    SLIPWAY_API_TOKEN: token,
+    SLIPWAY_WEBHOOK_SECRET: SERVICE_SECRET,
+    SLIPWAY_BOT_URL: botUrl,
+    BOT_PORT: String(port),
+    BOT_HOST: '127.0.0.1',
+    GITHUB_API_URL: github.url,
+  };
   const bot = await startBotRole({
-    env: {
-      APP_ID: '1',
-      PRIVATE_KEY: testPrivateKey(),
-      WEBHOOK_SECRET: GITHUB_SECRET,
-      SLIPWAY_API_URL: stack.apiUrl,
-      SLIPWAY_API_TOKEN: token,
-      SLIPWAY_WEBHOOK_SECRET: SERVICE_SECRET,
-      SLIPWAY_BOT_URL: botUrl,
-      BOT_PORT: String(port),
-      BOT_HOST: '127.0.0.1',
-      GITHUB_API_URL: github.url,
-    },
+    env: botEnv,
     log: pino({ level: 'silent' }),
     Octokit: TestOctokit,
+    ...opts.bot,
   });
   const gates: string[] = [];
 
@@ -142,6 +146,7 @@ export async function startHarness(
     project,
     client,
     botUrl,
+    botEnv,
     receive: (name, payload) => bot.probot.receive({ id: randomUUID(), name, payload } as never),
     push: (branch, files, message = `Change ${branch}`) => onBranch(branch, files, message),
     pushFork(pull, files, message = `Fork change ${pull}`) {

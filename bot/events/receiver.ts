@@ -1,0 +1,75 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
+import type { SlipwayClient } from '../../api/client/index.ts';
+import { orderingKey } from './ordering-key.ts';
+
+/** GitHub caps a delivery at 25 MB. */
+const MAX_BODY = 25 * 1024 * 1024;
+
+export interface ReceiverOptions {
+  slipway: SlipwayClient;
+  verify(body: string, signature: string): Promise<boolean>;
+  /** Called once an event is stored: the processor looks at once. */
+  stored(): void;
+  /** When the service cannot store it: handle the event now, before answering (as without a queue). */
+  handleNow(event: { id: string; name: string; payload: unknown }): Promise<void>;
+  log: Logger;
+}
+
+function answer(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+}
+
+/**
+ * GitHub's webhook deliveries to the App: verified, stored in the service's queue and answered
+ * with 202 at once; the processor does the work afterwards. GitHub gives a delivery 10 seconds,
+ * and the App's GitHub writes are spaced a second apart, so nothing of that is on this path.
+ */
+export function createReceiver(opts: ReceiverOptions) {
+  return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const id = String(req.headers['x-github-delivery'] ?? '');
+    const name = String(req.headers['x-github-event'] ?? '');
+    const signature = String(req.headers['x-hub-signature-256'] ?? '');
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of req) {
+      size += (chunk as Buffer).length;
+      if (size > MAX_BODY) return answer(res, 413, { error: 'delivery larger than 25 MB' });
+      chunks.push(chunk as Buffer);
+    }
+    const body = Buffer.concat(chunks).toString('utf8');
+    if (!id || !name || !signature) {
+      return answer(res, 400, {
+        error: 'x-github-delivery, x-github-event and x-hub-signature-256 are required',
+      });
+    }
+    if (!(await opts.verify(body, signature))) return answer(res, 400, { error: 'signature does not match' });
+    let payload: unknown;
+    try {
+      payload = JSON.parse(body);
+    } catch {
+      return answer(res, 400, { error: 'body is not JSON' });
+    }
+    try {
+      const stored = await opts.slipway.githubEvents.store({
+        deliveryId: id,
+        name,
+        body,
+        signature,
+        orderingKey: orderingKey(payload),
+      });
+      answer(res, 202, { ok: true, id: stored.id, duplicate: stored.duplicate });
+      opts.stored();
+    } catch (err) {
+      // Without the queue the event is handled as before: now, and answered once handled.
+      opts.log.warn({ err, delivery: id }, 'could not store a GitHub event in the service; handling it now');
+      try {
+        await opts.handleNow({ id, name, payload });
+        answer(res, 200, { ok: true });
+      } catch (handlerErr) {
+        opts.log.error({ err: handlerErr, delivery: id }, 'GitHub event failed');
+        answer(res, 500, { error: 'the event failed; GitHub can redeliver it' });
+      }
+    }
+  };
+}
