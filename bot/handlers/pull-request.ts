@@ -1,7 +1,8 @@
 import type { Bot } from '../context.ts';
 import { loadRepoConfig } from '../github/load-config.ts';
 import { PullRequestEvent } from '../github/payloads.ts';
-import { handleClose } from '../preview/close.ts';
+import { deactivatePreviews, handleClose } from '../preview/close.ts';
+import { pullKey } from '../lib/tag.ts';
 import { handleMerge } from '../preview/merge.ts';
 import { runPreview } from '../preview/run-preview.ts';
 import type { GitHubEvent } from './event.ts';
@@ -21,8 +22,13 @@ export async function onPullRequest(bot: Bot, event: GitHubEvent): Promise<void>
   if (e.action === 'closed') {
     const config = await loadRepoConfig(gh);
     if (config.kind !== 'ok') return;
-    if (e.pull_request.merged) await handleMerge(bot, gh, e.pull_request, config.config, idempotencyKey);
-    else await handleClose(bot, gh, e.pull_request, config.config);
+    if (e.pull_request.merged) {
+      await handleMerge(bot, gh, e.pull_request, config.config, idempotencyKey);
+      // After the promotion: the reviewed preview now serves production, its environment is history.
+      await bot.locks.run(pullKey({ ...gh, pull: e.pull_request.number }), () =>
+        deactivatePreviews(gh, e.pull_request.number, 'The pull request was merged'),
+      );
+    } else await handleClose(bot, gh, e.pull_request, config.config);
     return;
   }
   if (!(PREVIEW_ACTIONS as readonly string[]).includes(e.action)) return;

@@ -20,9 +20,7 @@ export async function handleClose(
   config: SlipwayConfig,
 ): Promise<void> {
   await bot.locks.run(pullKey({ ...gh, pull: pr.number }), async () => {
-    for (const d of await listPreviewDeployments(gh, pr.number)) {
-      await setDeploymentStatus(gh, d.id, { state: 'inactive', description: 'The pull request was closed' });
-    }
+    await deactivatePreviews(gh, pr.number, 'The pull request was closed');
     for (const run of await listChecks(gh, pr.head.sha, PREVIEW_CHECK)) {
       if (!isOpen(run)) continue;
       await updateCheck(
@@ -36,4 +34,14 @@ export async function handleClose(
       s.preview || s.production ? { ...s, closed: true } : null,
     );
   });
+}
+
+/**
+ * Every GitHub Deployment of a pull request's preview environment becomes inactive: once the pull
+ * request is closed, merged or not, its previews are history on GitHub (their URLs keep serving).
+ */
+export async function deactivatePreviews(gh: GitHubRepo, pull: number, description: string): Promise<void> {
+  for (const d of await listPreviewDeployments(gh, pull)) {
+    await setDeploymentStatus(gh, d.id, { state: 'inactive', description });
+  }
 }

@@ -47,6 +47,8 @@ describe('merging and closing pull requests', () => {
     expect(prod!.details_url).toBe((await h.client.deployments.get(previewId)).dashboardUrl);
     expect((await h.client.deployments.list(h.project.id)).meta.total).toBe(deploymentsBefore);
     expect(await (await h.stack.fetchFromEdge(project.deploymentUrl!)).text()).toBe('<h1>thirty</h1>');
+    // Merged or not, a closed pull request's preview environment is inactive on GitHub.
+    expect(h.github.deployments(30).map((d) => d.statuses.at(-1)?.state)).toEqual(['inactive']);
 
     const names = {
       [previewId]: '<dpl>',
@@ -133,6 +135,7 @@ describe('merging and closing pull requests', () => {
       const mergeSha = await merge(spec);
       expect((await h.client.projects.get(h.project.id)).productionDeploymentId).toBe(production);
       expect(h.github.checks(mergeSha, 'Slipway Production')).toEqual([]);
+      expect(h.github.deployments(33).map((d) => d.statuses.at(-1)?.state)).toEqual(['inactive']);
     } finally {
       h.github.config = 'project: hello-world\n';
     }
