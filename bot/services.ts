@@ -13,7 +13,7 @@ import { createSlipwayClient } from './slipway.ts';
 /** Everything the bot's handlers use besides GitHub, injected so tests can set the clock. */
 export interface BotServices {
   slipway: SlipwayClient;
-  settings: Pick<BotSettings, 'botUrl' | 'serviceWebhookSecret'>;
+  settings: Pick<BotSettings, 'botUrl' | 'serviceWebhookSecret' | 'previousServiceWebhookSecret'>;
   now: () => Date;
   log: Logger;
   /** Serialises the work on one pull request. */
@@ -37,14 +37,21 @@ export interface ServiceOptions {
 }
 
 export function createBotServices(
-  settings: Pick<BotSettings, 'apiUrl' | 'apiToken' | 'botUrl' | 'serviceWebhookSecret'>,
+  settings: Pick<
+    BotSettings,
+    'apiUrl' | 'apiToken' | 'botUrl' | 'serviceWebhookSecret' | 'previousServiceWebhookSecret'
+  >,
   opts: ServiceOptions,
 ): BotServices {
   const now = opts.now ?? (() => new Date());
   const slipway = opts.slipway ?? createSlipwayClient(settings, opts.fetch);
   return {
     slipway,
-    settings: { botUrl: settings.botUrl, serviceWebhookSecret: settings.serviceWebhookSecret },
+    settings: {
+      botUrl: settings.botUrl,
+      serviceWebhookSecret: settings.serviceWebhookSecret,
+      previousServiceWebhookSecret: settings.previousServiceWebhookSecret,
+    },
     now,
     log: opts.log,
     locks: createKeyedLock(),

@@ -12,6 +12,8 @@ const BotEnv = z.object({
   PRIVATE_KEY: z.string().optional(),
   PRIVATE_KEY_PATH: z.string().optional(),
   WEBHOOK_SECRET: z.string().min(1, 'WEBHOOK_SECRET is required'),
+  /** The App's previous webhook secret, still accepted while it is being rotated. */
+  WEBHOOK_SECRET_PREVIOUS: z.string().min(1).optional(),
   SLIPWAY_API_URL: httpUrl('SLIPWAY_API_URL').optional(),
   SLIPWAY_API_TOKEN: z
     .string()
@@ -20,6 +22,8 @@ const BotEnv = z.object({
     .string()
     .min(16, 'SLIPWAY_WEBHOOK_SECRET must be at least 16 characters (the service signs webhooks with it)')
     .max(256, 'SLIPWAY_WEBHOOK_SECRET must be at most 256 characters'),
+  /** The previous service webhook secret, still accepted while it is being rotated. */
+  SLIPWAY_WEBHOOK_SECRET_PREVIOUS: z.string().min(16).max(256).optional(),
   SLIPWAY_BOT_URL: httpUrl('SLIPWAY_BOT_URL').optional(),
   BOT_PORT: z
     .string()
@@ -40,12 +44,16 @@ export interface BotSettings {
   privateKey: string;
   /** Secret GitHub signs the App's webhooks with. */
   webhookSecret: string;
+  /** The App's previous webhook secret, accepted too during a rotation. */
+  previousWebhookSecret: string | undefined;
   /** Root of the Slipway API. */
   apiUrl: string;
   /** Token the bot calls the Slipway API with. */
   apiToken: string;
   /** Secret of the service webhook the bot registers and verifies. */
   serviceWebhookSecret: string;
+  /** The previous service webhook secret, accepted too during a rotation. */
+  previousServiceWebhookSecret: string | undefined;
   /** The bot's public base URL; the service posts to `<botUrl>/slipway/webhooks`. */
   botUrl: string;
   /** Port and interface the bot's HTTP server listens on. */
@@ -110,9 +118,11 @@ export function loadBotSettings(env: NodeJS.ProcessEnv, defaults: { apiUrl?: str
     appId: e.APP_ID,
     privateKey: normalisePrivateKey(key),
     webhookSecret: e.WEBHOOK_SECRET,
+    previousWebhookSecret: e.WEBHOOK_SECRET_PREVIOUS,
     apiUrl: e.SLIPWAY_API_URL ?? defaults.apiUrl ?? 'http://127.0.0.1:3000',
     apiToken: e.SLIPWAY_API_TOKEN,
     serviceWebhookSecret: e.SLIPWAY_WEBHOOK_SECRET,
+    previousServiceWebhookSecret: e.SLIPWAY_WEBHOOK_SECRET_PREVIOUS,
     botUrl: e.SLIPWAY_BOT_URL ?? `http://localhost:${e.BOT_PORT}`,
     port: e.BOT_PORT,
     host: e.BOT_HOST ?? e.HOST ?? '0.0.0.0',

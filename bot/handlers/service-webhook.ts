@@ -68,7 +68,12 @@ export function serviceWebhookHandler(bot: Bot) {
         deliveryId: header(req, 'x-slipway-delivery'),
         event: header(req, 'x-slipway-event'),
       },
-      { secret: bot.settings.serviceWebhookSecret, seen: bot.seen, now: bot.now },
+      {
+        secret: bot.settings.serviceWebhookSecret,
+        previousSecret: bot.settings.previousServiceWebhookSecret,
+        seen: bot.seen,
+        now: bot.now,
+      },
     );
     if (result.kind === 'refused') {
       bot.log.warn({ status: result.status, error: result.error }, 'service webhook refused');

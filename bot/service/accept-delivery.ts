@@ -26,9 +26,11 @@ export type Acceptance =
 export function acceptDelivery(
   raw: Buffer,
   headers: DeliveryHeaders,
-  deps: { secret: string; seen: SeenIds; now: () => Date },
+  deps: { secret: string; previousSecret?: string | undefined; seen: SeenIds; now: () => Date },
 ): Acceptance {
-  if (!verify(deps.secret, raw, headers.signature)) {
+  // During a rotation the previous secret is accepted too (deliveries signed before the switch).
+  const secrets = [deps.secret, ...(deps.previousSecret ? [deps.previousSecret] : [])];
+  if (!secrets.some((secret) => verify(secret, raw, headers.signature))) {
     return {
       kind: 'refused',
       status: 401,

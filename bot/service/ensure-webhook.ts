@@ -26,19 +26,30 @@ export interface WebhookRegistrar {
  */
 export function createWebhookRegistrar(
   client: SlipwayClient,
-  settings: { botUrl: string; serviceWebhookSecret: string },
+  settings: {
+    botUrl: string;
+    serviceWebhookSecret: string;
+    previousServiceWebhookSecret?: string | undefined;
+  },
 ): WebhookRegistrar {
   const url = `${settings.botUrl}${SERVICE_WEBHOOK_PATH}`;
   const done = new Map<string, Promise<void>>();
   async function register(projectId: string) {
+    const ours: string[] = [];
     for await (const hook of client.iterate.webhooks(projectId, { limit: 100 })) {
-      if (hook.url === url && hook.active) return;
+      if (hook.url !== url) continue;
+      // Not rotating: one active registration is all it takes.
+      if (hook.active && !settings.previousServiceWebhookSecret) return;
+      ours.push(hook.id);
     }
     await client.webhooks.create(projectId, {
       url,
       events: DEPLOYMENT_EVENTS,
       secret: settings.serviceWebhookSecret,
     });
+    // Rotating the secret: the new registration first, then the old ones go (both secrets are
+    // accepted meanwhile, and a delivery that arrives twice changes nothing twice).
+    for (const id of ours) await client.webhooks.remove(projectId, id);
   }
   return {
     ensure(projectId) {

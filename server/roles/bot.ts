@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import pino, { type Logger } from 'pino';
 import { createNodeMiddleware, Probot, ProbotOctokit } from 'probot';
 import type { FetchLike } from '../../api/client/index.ts';
+import { verify as verifySignature } from '../../api/signature.ts';
 import { createSlipwayApp } from '../../bot/app.ts';
 import { createBotServices } from '../../bot/services.ts';
 import { createEventProcessor } from '../../bot/events/processor.ts';
@@ -75,7 +76,11 @@ export async function startBotRole(options: BotRoleOptions = {}): Promise<BotRol
     probot,
     webhooksPath: GITHUB_WEBHOOK_PATH,
   });
-  const verify = (body: string, signature: string) => probot.webhooks.verify(body, signature);
+  // During a rotation of the App's webhook secret the previous one is accepted too.
+  const verify = async (body: string, signature: string) =>
+    (await probot.webhooks.verify(body, signature)) ||
+    (settings.previousWebhookSecret !== undefined &&
+      verifySignature(settings.previousWebhookSecret, body, signature));
   const handle = (event: { id: string; name: string; payload: unknown }) => probot.receive(event as never);
   const processor = createEventProcessor({
     slipway: services.slipway,

@@ -73,6 +73,45 @@ describe('the bot role', () => {
     expect(github.replies(61)).toEqual([]);
   });
 
+  it('accepts the previous GitHub webhook secret too while it is rotated', async () => {
+    const port = await findFreePort();
+    const rotating = await startBotRole({
+      env: {
+        ...env,
+        BOT_PORT: String(port),
+        WEBHOOK_SECRET: 'the-new-github-secret',
+        WEBHOOK_SECRET_PREVIOUS: GITHUB_SECRET,
+      },
+      log: pino({ level: 'silent' }),
+      Octokit: TestOctokit,
+    });
+    try {
+      const send = async (secret: string, number: number) => {
+        const body = JSON.stringify(issueCommentEvent({ number, body: '/slipway help', login: 'anyone' }));
+        return (
+          await fetch(`${rotating.url}/api/github/webhooks`, {
+            method: 'POST',
+            headers: {
+              'content-type': 'application/json',
+              'x-github-event': 'issue_comment',
+              'x-github-delivery': crypto.randomUUID(),
+              'x-hub-signature-256': await sign(secret, body),
+            },
+            body,
+          })
+        ).status;
+      };
+      expect(await send(GITHUB_SECRET, 63)).toBe(200);
+      expect(await send('the-new-github-secret', 64)).toBe(200);
+      expect(await send('neither-of-them', 65)).toBe(400);
+      expect(github.replies(63)).toHaveLength(1);
+      expect(github.replies(64)).toHaveLength(1);
+      expect(github.replies(65)).toEqual([]);
+    } finally {
+      await rotating.stop();
+    }
+  });
+
   it('answers /healthz and 404 elsewhere', async () => {
     expect(await (await fetch(`${bot.url}/healthz`)).json()).toEqual({ ok: true });
     expect((await fetch(`${bot.url}/nothing`)).status).toBe(404);

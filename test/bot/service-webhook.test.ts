@@ -1,3 +1,5 @@
+import { acceptDelivery } from '../../bot/service/accept-delivery.ts';
+import { sign as signPayload } from '../../api/signature.ts';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sign } from '../../api/signature.ts';
@@ -186,5 +188,49 @@ describe('the receiver of the service webhooks', () => {
       'deployment.failed',
       'deployment.promoted',
     ]);
+  });
+
+  it('rotates the service webhook secret: the new registration replaces the old, both secrets verify meanwhile', async () => {
+    const url = 'http://rotate.example.test/slipway/webhooks';
+    const old = { botUrl: 'http://rotate.example.test', serviceWebhookSecret: SERVICE_SECRET };
+    await createWebhookRegistrar(h.client, old).ensure(h.project.id);
+    const before = (await h.client.webhooks.list(h.project.id, { limit: 100 })).data.filter(
+      (w) => w.url === url,
+    );
+    expect(before).toHaveLength(1);
+    const rotating = {
+      ...old,
+      serviceWebhookSecret: 'the-new-service-secret-0123',
+      previousServiceWebhookSecret: SERVICE_SECRET,
+    };
+    await createWebhookRegistrar(h.client, rotating).ensure(h.project.id);
+    const after = (await h.client.webhooks.list(h.project.id, { limit: 100 })).data.filter(
+      (w) => w.url === url,
+    );
+    expect(after).toHaveLength(1);
+    expect(after[0]!.id).not.toBe(before[0]!.id);
+
+    const raw = Buffer.from(
+      JSON.stringify({
+        event: 'deployment.created',
+        timestamp: new Date().toISOString(),
+        data: { deploymentId: 'dpl_x' },
+      }),
+    );
+    const seen = { checkAndAdd: () => false } as never;
+    const accept = (signature: string) =>
+      acceptDelivery(
+        raw,
+        { signature, deliveryId: 'whd_rotate', event: 'deployment.created' },
+        {
+          secret: 'the-new-service-secret-0123',
+          previousSecret: SERVICE_SECRET,
+          seen,
+          now: () => new Date(),
+        },
+      ).kind;
+    expect(accept(signPayload(SERVICE_SECRET, raw))).toBe('accepted');
+    expect(accept(signPayload('the-new-service-secret-0123', raw))).toBe('accepted');
+    expect(accept(signPayload('some-other-secret-entirely', raw))).toBe('refused');
   });
 });
