@@ -167,6 +167,12 @@ const EnvSchema = z.object({
         `SLIPWAY_PLAN_CHANGES must be "members" (the default: admins choose their organization's plan) or "operator" (only \`slipway org plan\` sets it), got "${String(i.input)}"`,
     })
     .default('members'),
+  SLIPWAY_DEFAULT_PLAN: z
+    .enum(['free', 'pro', 'enterprise'], {
+      error: (i) =>
+        `SLIPWAY_DEFAULT_PLAN must be "free" (the default, 100 requests an hour), "pro" (1000) or "enterprise" (SLIPWAY_ENTERPRISE_RATE_LIMIT), got "${String(i.input)}"`,
+    })
+    .default('free'),
   SLIPWAY_BUILD_TIMEOUT: duration('SLIPWAY_BUILD_TIMEOUT', '15m'),
   SLIPWAY_BUILD_CONCURRENCY: positiveInt('SLIPWAY_BUILD_CONCURRENCY', 2),
   SLIPWAY_MAX_OUTPUT_SIZE: size('SLIPWAY_MAX_OUTPUT_SIZE', '500MiB', '500MiB or 2GiB'),
@@ -347,6 +353,8 @@ function toConfig(env: z.infer<typeof EnvSchema>) {
     enterpriseRateLimit: env.SLIPWAY_ENTERPRISE_RATE_LIMIT,
     /** Who sets an organization's plan: its admins through the API, or only the operator's CLI. */
     planChanges: env.SLIPWAY_PLAN_CHANGES,
+    /** The plan of organizations created from now on (users' personal ones included). */
+    defaultPlan: env.SLIPWAY_DEFAULT_PLAN,
     buildTimeoutMs: env.SLIPWAY_BUILD_TIMEOUT,
     buildConcurrency: env.SLIPWAY_BUILD_CONCURRENCY,
     maxOutputBytes: env.SLIPWAY_MAX_OUTPUT_SIZE,

@@ -36,8 +36,8 @@ export const CreateOrganizationBody = z.strictObject({
   name: Slug,
   /** Name shown to people; defaults to `name`. */
   displayName: DisplayName.optional(),
-  /** Default `free`. */
-  plan: Plan.default('free'),
+  /** Default: the server's default plan for new organizations (`free` unless its operator set SLIPWAY_DEFAULT_PLAN). */
+  plan: Plan.optional(),
 });
 export type CreateOrganizationBody = z.infer<typeof CreateOrganizationBody>;
 

@@ -53,7 +53,7 @@ export async function findOrCreateUser(
         id: orgId,
         name: await personalOrgName(tx, email),
         display_name: `${email.split('@')[0]}'s projects`,
-        plan: 'free',
+        plan: deps.config.defaultPlan,
         personal_user_id: userId,
         created_at: now,
         updated_at: now,

@@ -12,7 +12,8 @@ export async function createOrganization(
   actor: Actor,
   body: CreateOrganizationBody,
 ): Promise<Organization> {
-  checkPlanChange(deps, 'free', body.plan);
+  const plan = body.plan ?? deps.config.defaultPlan;
+  checkPlanChange(deps, deps.config.defaultPlan, plan);
   const now = deps.clock.now().toISOString();
   const id = newId('org');
   try {
@@ -23,7 +24,7 @@ export async function createOrganization(
           id,
           name: body.name,
           display_name: body.displayName ?? body.name,
-          plan: body.plan,
+          plan,
           personal_user_id: null,
           created_at: now,
           updated_at: now,
