@@ -264,6 +264,12 @@ const EnvSchema = z.object({
       'SLIPWAY_LOCAL_REPOSITORIES must be "any", "off", or a comma-separated list of absolute directories',
     ),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  SLIPWAY_LOG_FORMAT: z
+    .enum(['json', 'pretty'], {
+      error: (i) =>
+        `SLIPWAY_LOG_FORMAT must be "json" or "pretty" (unset: pretty on a terminal, JSON otherwise), got "${String(i.input)}"`,
+    })
+    .optional(),
   // The GitHub App (the bot's own variables): workers clone private repositories with it.
   APP_ID: z.string().regex(/^\d+$/, 'APP_ID must be the numeric id of the GitHub App').optional(),
   PRIVATE_KEY: z.string().optional(),
@@ -397,6 +403,8 @@ function toConfig(env: z.infer<typeof EnvSchema>) {
     /** How often the edge samples the CPU and memory of server apps. */
     runtimeSampleIntervalMs: env.SLIPWAY_RUNTIME_SAMPLE_INTERVAL,
     logLevel: env.LOG_LEVEL,
+    /** `json` or `pretty`; unset: pretty on a terminal (server/lib/log-format.ts). */
+    logFormat: env.SLIPWAY_LOG_FORMAT,
     /** How tenant code (git, install, build, server apps) is contained: see docs/security.md. */
     sandbox: {
       mode: env.SLIPWAY_SANDBOX,

@@ -1,5 +1,7 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from './config.ts';
+import { StartupError } from './lib/startup-error.ts';
+import { withoutPassword } from './token-command.ts';
 import { BotSettingsError } from '../bot/settings.ts';
 import { defaultRoles, serve, ROLES, type Role } from './serve.ts';
 import { createDeps } from './runtime.ts';
@@ -41,8 +43,19 @@ export async function main(argv: string[]): Promise<number> {
         if (!values.email || !/^[^@\s]+@[^@\s]+$/.test(values.email)) {
           return fail('--email must be an e-mail address, e.g. --email you@example.com');
         }
-        const deps = await createDeps(loadConfig(), { log: quietLog() });
+        const config = loadConfig();
+        const deps = await createDeps(config, { log: quietLog() });
         try {
+          const users = await deps.db.selectFrom('users').select('id').limit(1).execute();
+          if (users.length === 0) {
+            // A token in an empty database is a token for no running service, unless this is the first run.
+            const where = config.databaseUrl
+              ? withoutPassword(config.databaseUrl)
+              : `${config.dataDir}/slipway.db`;
+            process.stderr.write(
+              `slipway: note: the database at ${where} had no users: this token works only with a service that uses this same ${config.databaseUrl ? 'DATABASE_URL' : `SLIPWAY_DATA_DIR (${config.dataDir})`}\n`,
+            );
+          }
           const user = await findOrCreateUser(deps, values.email);
           const token = await createToken(deps, user.id, values.name ?? 'cli');
           process.stdout.write(`${token.token}\n`);
@@ -115,7 +128,9 @@ export async function main(argv: string[]): Promise<number> {
         return fail(`Unknown command "${command}".`);
     }
   } catch (err) {
-    if (err instanceof ConfigError || err instanceof BotSettingsError) return fail(err.message);
+    if (err instanceof ConfigError || err instanceof BotSettingsError || err instanceof StartupError) {
+      return fail(err.message);
+    }
     if (
       err instanceof Error &&
       'code' in err &&

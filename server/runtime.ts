@@ -1,4 +1,5 @@
-import pino, { type Logger } from 'pino';
+import type { Logger } from 'pino';
+import { createLogger, logFormat } from './lib/log-format.ts';
 import { ensureDataDir, type Config } from './config.ts';
 import { createJobQueue } from './jobs/queue.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
@@ -17,7 +18,8 @@ export interface RuntimeOptions {
 
 /** Opens the database (migrating it), loads the key and wires the shared services. */
 export async function createDeps(config: Config, opts: RuntimeOptions = {}): Promise<Deps> {
-  const log = opts.log ?? pino({ level: config.logLevel });
+  const log =
+    opts.log ?? createLogger(config.logLevel, logFormat(config.logFormat, process.stdout.isTTY === true));
   const clock = opts.clock ?? systemClock;
   ensureDataDir(config.dataDir);
   const store = openStore({

@@ -11,6 +11,8 @@ import { startWorkerRole } from './roles/worker.ts';
 import { createDeps } from './runtime.ts';
 import { createServiceSandbox, type Sandbox } from './sandbox/index.ts';
 import type { Deps } from './services/deps.ts';
+import { listenError } from './lib/startup-error.ts';
+import { tokenCommand } from './token-command.ts';
 import { connectRouting } from './services/routing-signal.ts';
 import type { LookupAll } from './webhooks/ssrf.ts';
 
@@ -75,37 +77,45 @@ export async function serve(config: Config, roles: Role[], opts: ServeOptions = 
   let made: Promise<Sandbox> | undefined;
   const sandbox = () => (made ??= createServiceSandbox(config, deps.log));
 
-  if (roles.includes('edge')) {
-    const edge = await startEdge(deps, await sandbox(), opts.edge);
-    running.edge = edge;
-    running.edgeUrl = `http://localhost:${edge.port}`;
-    stops.push(() => edge.stop());
-    // An edge that starts serving before it listens could miss an alias switch until its cache
-    // expires; wait (briefly) for the listening connection.
-    await Promise.race([deps.store.notifier.ready(), new Promise((r) => setTimeout(r, 5000).unref())]);
-  }
-  if (roles.includes('worker')) {
-    const worker = await startWorkerRole(deps, await sandbox(), opts.jobs, { lookup: opts.lookup });
-    stops.push(() => worker.stop());
-  }
-  if (roles.includes('api')) {
-    const app = buildApp(deps);
-    await app.listen({ port: config.port, host: config.host });
-    const address = app.server.address();
-    const port = typeof address === 'object' && address ? address.port : config.port;
-    running.app = app;
-    running.apiUrl = `http://localhost:${port}`;
-    stops.push(() => app.close());
-  }
-  if (roles.includes('bot')) {
-    // After the API, so the bot can talk to this process's API; stopped before it.
-    const bot = await startBotRole({
-      log: deps.log,
-      shutdownGraceMs: config.shutdownGraceMs,
-      ...(running.apiUrl ? { apiUrl: running.apiUrl } : {}),
-    });
-    running.botUrl = bot.url;
-    stops.push(() => bot.stop());
+  try {
+    if (roles.includes('edge')) {
+      const edge = await startEdge(deps, await sandbox(), opts.edge);
+      running.edge = edge;
+      running.edgeUrl = `http://localhost:${edge.port}`;
+      stops.push(() => edge.stop());
+      // An edge that starts serving before it listens could miss an alias switch until its cache
+      // expires; wait (briefly) for the listening connection.
+      await Promise.race([deps.store.notifier.ready(), new Promise((r) => setTimeout(r, 5000).unref())]);
+    }
+    if (roles.includes('worker')) {
+      const worker = await startWorkerRole(deps, await sandbox(), opts.jobs, { lookup: opts.lookup });
+      stops.push(() => worker.stop());
+    }
+    if (roles.includes('api')) {
+      const app = buildApp(deps);
+      await app.listen({ port: config.port, host: config.host }).catch((err: unknown) => {
+        throw listenError(err, config.port, 'the API', 'PORT');
+      });
+      const address = app.server.address();
+      const port = typeof address === 'object' && address ? address.port : config.port;
+      running.app = app;
+      running.apiUrl = `http://localhost:${port}`;
+      stops.push(() => app.close());
+    }
+    if (roles.includes('bot')) {
+      // After the API, so the bot can talk to this process's API; stopped before it.
+      const bot = await startBotRole({
+        log: deps.log,
+        shutdownGraceMs: config.shutdownGraceMs,
+        ...(running.apiUrl ? { apiUrl: running.apiUrl } : {}),
+      });
+      running.botUrl = bot.url;
+      stops.push(() => bot.stop());
+    }
+  } catch (err) {
+    // A role that cannot start (a port in use) stops those already started: the process can exit.
+    await running.stop().catch(() => undefined);
+    throw err;
   }
 
   deps.log.info({ roles, api: running.apiUrl, edge: running.edgeUrl }, 'slipway started');
@@ -116,8 +126,7 @@ export async function serve(config: Config, roles: Role[], opts: ServeOptions = 
       lines.push(`  Edge: ${running.edgeUrl}   (deployments at ${deps.urls.forHost('<name>')})`);
     lines.push(`  Data: ${config.dataDir} (${config.databaseUrl ? 'PostgreSQL' : 'SQLite'})`);
     if (running.botUrl) lines.push(`  GitHub App: ${running.botUrl}/api/github/webhooks`);
-    if (running.apiUrl)
-      lines.push('  Get a token: npx slipway token create --email you@example.com --name laptop');
+    if (running.apiUrl) lines.push(`  Get a token: ${tokenCommand(config)}`);
     process.stderr.write(`${lines.join('\n')}\n\n`);
   }
 

@@ -4,6 +4,7 @@ import pino, { type Logger } from 'pino';
 import { createNodeMiddleware, Probot, ProbotOctokit } from 'probot';
 import type { FetchLike } from '../../api/client/index.ts';
 import { verify as verifySignature } from '../../api/signature.ts';
+import { listenError } from '../lib/startup-error.ts';
 import { createSlipwayApp } from '../../bot/app.ts';
 import { createBotServices } from '../../bot/services.ts';
 import { createEventProcessor } from '../../bot/events/processor.ts';
@@ -115,7 +116,7 @@ export async function startBotRole(options: BotRoleOptions = {}): Promise<BotRol
     });
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (err) => reject(listenError(err, settings.port, 'the GitHub App', 'BOT_PORT')));
     server.listen(settings.port, settings.host, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;

@@ -9,6 +9,7 @@ import { createRuntimeSupervisor, type RuntimeSupervisor } from '../edge/runtime
 import { createEdgeServer } from '../edge/server.ts';
 import { startInactiveAppStopper } from '../edge/stop-inactive-apps.ts';
 import { startTlsListener, type TlsListener } from '../edge/tls.ts';
+import { listenError } from '../lib/startup-error.ts';
 import { findChallenge } from '../certificates/challenge-store.ts';
 import { startRuntimeSampler } from '../monitoring/runtime-sampler.ts';
 import { createRequestRecorder } from '../monitoring/request-recorder.ts';
@@ -82,13 +83,19 @@ export async function startEdge(deps: Deps, sandbox: Sandbox, opts: EdgeOptions 
     void stopper.check();
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
+    server.once('error', (err) => reject(listenError(err, config.edgePort, 'the edge', 'SLIPWAY_EDGE_PORT')));
     server.listen(config.edgePort, config.host, () => resolve());
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.edgePort;
   let tls: TlsListener | undefined;
-  if (config.edgeTlsPort !== undefined) tls = await startTlsListener(deps, server, config.edgeTlsPort);
+  if (config.edgeTlsPort !== undefined) {
+    const tlsPort = config.edgeTlsPort;
+    tls = await startTlsListener(deps, server, tlsPort).catch((err: unknown) => {
+      server.close();
+      throw listenError(err, tlsPort, "the edge's HTTPS", 'SLIPWAY_EDGE_TLS_PORT');
+    });
+  }
   return {
     server,
     port,

@@ -1,4 +1,6 @@
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -211,6 +213,62 @@ describe.concurrent(
       expect(url).not.toBe('http://localhost:0');
       expect(await health).toBe(200);
       expect(run.code).toBe(0);
+      // Not a terminal: JSON lines. The banner's token command names this data directory.
+      const started = run.stdout.split('\n').find((l) => l.includes('slipway started'));
+      expect(JSON.parse(started!)).toMatchObject({ msg: 'slipway started', roles: ['api'] });
+      expect(run.stderr).toMatch(
+        /Get a token: SLIPWAY_DATA_DIR=\S+slipway-cli-\S+ npx slipway token create --email/,
+      );
+    });
+
+    it('serve logs readable lines with SLIPWAY_LOG_FORMAT=pretty', async () => {
+      const run = await slipway(
+        ['serve', '--role', 'api'],
+        { SLIPWAY_DATA_DIR: tempDir(), PORT: '0', HOST: '127.0.0.1', SLIPWAY_LOG_FORMAT: 'pretty' },
+        (text, child) => {
+          if (text.includes('Get a token')) setTimeout(() => child.kill('SIGTERM'), 300);
+        },
+      );
+      const line = run.stdout.split('\n').find((l) => l.includes('slipway started'));
+      expect(line, run.stdout).toBeDefined();
+      expect(line!.startsWith('{')).toBe(false);
+      expect(line).toMatch(/INFO.*slipway started/);
+    });
+
+    it('serve names the port and the variable when the port is taken', async () => {
+      const blocker = createServer();
+      await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+      const port = (blocker.address() as AddressInfo).port;
+      try {
+        const run = await slipway(['serve', '--role', 'api'], {
+          SLIPWAY_DATA_DIR: tempDir(),
+          PORT: String(port),
+          HOST: '127.0.0.1',
+        });
+        expect(run.code).toBe(2);
+        expect(run.stderr).toContain(
+          `slipway: Port ${port} (the API) is already in use: stop what listens there, or set PORT to another port`,
+        );
+        expect(run.stderr).not.toContain('EADDRINUSE');
+      } finally {
+        await new Promise((r) => blocker.close(r));
+      }
+    });
+
+    it('token create says when the database it writes to had no users', async () => {
+      const dataDir = tempDir();
+      const first = await slipway(['token', 'create', '--email', 'a@example.com'], {
+        SLIPWAY_DATA_DIR: dataDir,
+      });
+      expect(first.code).toBe(0);
+      expect(first.stderr).toContain(
+        `had no users: this token works only with a service that uses this same SLIPWAY_DATA_DIR (${dataDir})`,
+      );
+      const second = await slipway(['token', 'create', '--email', 'b@example.com'], {
+        SLIPWAY_DATA_DIR: dataDir,
+      });
+      expect(second.code).toBe(0);
+      expect(second.stderr).toBe('');
     });
   },
 );
