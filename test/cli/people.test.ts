@@ -217,6 +217,45 @@ describe('slipway, the people’s CLI', { timeout: 120_000 }, () => {
     expect(json.map((p: { name: string }) => p.name)).toEqual(['site']);
   });
 
+  it('projects create makes a project, says so when it exists, and with --exists-ok prints its id again', async () => {
+    const made = await cli([
+      'projects',
+      'create',
+      'made-by-cli',
+      '--repo',
+      'https://example.invalid/made.git',
+      '--branch',
+      'trunk',
+    ]);
+    expect(made.code, made.stderr).toBe(0);
+    const id = made.stdout.trim();
+    expect(id).toMatch(/^prj_[a-z0-9]{20}$/);
+    expect(made.stderr).toBe(`Created project made-by-cli (${id}).\n`);
+    expect((await s.client(token).projects.get(id)).branch).toBe('trunk');
+    const again = await cli([
+      'projects',
+      'create',
+      'made-by-cli',
+      '--repo',
+      'https://example.invalid/made.git',
+    ]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toMatch(/^slipway: .*made-by-cli.*already exists/);
+    const ok = await cli([
+      'projects',
+      'create',
+      'made-by-cli',
+      '--repo',
+      'https://example.invalid/made.git',
+      '--exists-ok',
+    ]);
+    expect(ok).toMatchObject({ code: 0, stdout: `${id}\n` });
+    const missing = await cli(['projects', 'create', 'no-repo']);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain('Missing --repo <url>');
+    await s.client(token).projects.delete(id);
+  });
+
   it('bad input is named and changes nothing; API errors print their message, not a stack', async () => {
     const tail = await cli(['logs', created.preview!, '--tail', '0']);
     expect(tail).toMatchObject({ code: 2, stdout: '' });
