@@ -35,6 +35,7 @@ async function startLocalGitHub(delayMs = 0) {
   const runs: { id: number; head_sha: string; name: string; status: string; external_id: string }[] = [];
   const comments: { id: number; issue: number; body: string; user: { type: string } }[] = [];
   const routes: [string, RegExp, (m: RegExpExecArray, body: any) => unknown][] = [
+    ['GET', /^\/app$/, () => ({ id: 1, slug: 'bench' })],
     [
       'POST',
       /^\/app\/installations\/\d+\/access_tokens$/,

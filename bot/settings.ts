@@ -63,6 +63,16 @@ export interface BotSettings {
   githubApiUrl: string | undefined;
 }
 
+/** What each required variable is, for the message when it is missing. */
+const MISSING: Record<string, string> = {
+  APP_ID: "the GitHub App's numeric id, from the App's settings page (About > App ID)",
+  WEBHOOK_SECRET: "the GitHub App's webhook secret, as entered in the App's settings (Webhook secret)",
+  SLIPWAY_API_TOKEN:
+    'the Slipway API token the bot acts with: create one with `slipway token create --email <bot user>`',
+  SLIPWAY_WEBHOOK_SECRET:
+    'a secret of 16 to 256 characters the service signs its webhooks to the bot with: make one with `openssl rand -hex 24`',
+};
+
 export class BotSettingsError extends Error {
   override name = 'BotSettingsError';
 }
@@ -98,6 +108,7 @@ export function loadBotSettings(env: NodeJS.ProcessEnv, defaults: { apiUrl?: str
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => {
       const name = String(i.path[0] ?? '');
+      if (cleaned[name] === undefined && MISSING[name]) return `${name} is not set: ${MISSING[name]}`;
       return i.message.startsWith(name) ? i.message : `${name}: ${i.message}`;
     });
     throw new BotSettingsError(`Invalid bot configuration:\n  ${lines.join('\n  ')}`);
@@ -113,7 +124,11 @@ export function loadBotSettings(env: NodeJS.ProcessEnv, defaults: { apiUrl?: str
       );
     }
   }
-  if (!key) throw new BotSettingsError('Set PRIVATE_KEY (the PEM text) or PRIVATE_KEY_PATH (a .pem file)');
+  if (!key) {
+    throw new BotSettingsError(
+      "PRIVATE_KEY is not set: the GitHub App's private key, the PEM text (or set PRIVATE_KEY_PATH to the .pem file GitHub gave you)",
+    );
+  }
   return {
     appId: e.APP_ID,
     privateKey: normalisePrivateKey(key),

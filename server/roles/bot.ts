@@ -9,7 +9,7 @@ import { createSlipwayApp } from '../../bot/app.ts';
 import { createBotServices } from '../../bot/services.ts';
 import { createEventProcessor } from '../../bot/events/processor.ts';
 import { createReceiver } from '../../bot/events/receiver.ts';
-import { botConfigured, loadBotSettings } from '../../bot/settings.ts';
+import { BotSettingsError, botConfigured, loadBotSettings } from '../../bot/settings.ts';
 
 /** Where GitHub posts the App's webhooks. */
 export const GITHUB_WEBHOOK_PATH = '/api/github/webhooks';
@@ -68,6 +68,7 @@ export async function startBotRole(options: BotRoleOptions = {}): Promise<BotRol
     Octokit: options.Octokit ?? ProbotOctokit,
     ...(settings.githubApiUrl ? { baseUrl: settings.githubApiUrl } : {}),
   });
+  await checkAppCredentials(probot, settings, log);
   const services = createBotServices(settings, {
     log,
     ...(options.now ? { now: options.now } : {}),
@@ -146,4 +147,36 @@ export async function startBotRole(options: BotRoleOptions = {}): Promise<BotRol
       ]);
     },
   };
+}
+
+/**
+ * Asks GitHub who the App is (`GET /app`, signed with a JWT of APP_ID and PRIVATE_KEY), so that
+ * wrong credentials stop the start with a message naming them instead of failing at the first
+ * webhook. When GitHub cannot be reached at all the bot starts anyway, with a warning.
+ */
+async function checkAppCredentials(
+  probot: Probot,
+  settings: { appId: string; githubApiUrl: string | undefined },
+  log: Logger,
+): Promise<void> {
+  const where = settings.githubApiUrl ?? 'https://api.github.com';
+  try {
+    const octokit = await probot.auth();
+    const { data } = await octokit.request('GET /app');
+    log.info({ app: data?.slug, id: data?.id }, 'GitHub App credentials checked');
+  } catch (err) {
+    const status = (err as { status?: number }).status;
+    if (status === 401) {
+      throw new BotSettingsError(
+        `GitHub refused the App's credentials (GET ${where}/app answered 401): APP_ID (${settings.appId}) and PRIVATE_KEY must belong to the same GitHub App; check both in the App's settings`,
+      );
+    }
+    if (status === 404) {
+      throw new BotSettingsError(
+        `GitHub has no App with APP_ID ${settings.appId} for this PRIVATE_KEY (GET ${where}/app answered 404): check APP_ID in the App's settings (About > App ID)`,
+      );
+    }
+    if (status !== undefined) throw err;
+    log.warn({ err, github: where }, 'could not reach GitHub to check the App credentials; starting anyway');
+  }
 }

@@ -5,6 +5,7 @@ import { Probot } from 'probot';
 import { parse } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { HANDLED_EVENTS } from '../../bot/app.ts';
+import { loadBotSettings } from '../../bot/settings.ts';
 import slipwayBot from '../../bot/index.ts';
 import { findFreePort } from '../../server/edge/free-port.ts';
 import { type BotRole, startBotRole } from '../../server/roles/bot.ts';
@@ -110,6 +111,31 @@ describe('the bot role', () => {
     } finally {
       await rotating.stop();
     }
+  });
+
+  it('checks the App’s credentials at start, and names what is wrong or missing', async () => {
+    await expect(
+      startBotRole({
+        env: { ...env, APP_ID: '2', BOT_PORT: String(await findFreePort()) },
+        log: pino({ level: 'silent' }),
+        Octokit: TestOctokit,
+      }),
+    ).rejects.toThrow(
+      `GitHub refused the App's credentials (GET ${github.url}/app answered 401): APP_ID (2) and PRIVATE_KEY must belong to the same GitHub App`,
+    );
+    let message = '';
+    try {
+      loadBotSettings({ PRIVATE_KEY: testPrivateKey() });
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).toContain("APP_ID is not set: the GitHub App's numeric id, from the App's settings page");
+    expect(message).toContain('WEBHOOK_SECRET is not set:');
+    expect(message).toContain('SLIPWAY_API_TOKEN is not set:');
+    expect(message).not.toContain('Invalid input');
+    expect(() => loadBotSettings({ ...env, PRIVATE_KEY: undefined })).toThrow(
+      "PRIVATE_KEY is not set: the GitHub App's private key",
+    );
   });
 
   it('answers /healthz and 404 elsewhere', async () => {

@@ -31,6 +31,40 @@ export async function createBotGitHub(repo: GitRepo): Promise<BotGitHub> {
   api.permissions = new Map();
   api.pulls = new Map();
 
+  // Who the App is: answered for the App's JWT (issued by APP_ID 1), refused as GitHub does otherwise.
+  api.on('GET /app', ({ headers }) => {
+    const jwt = /^bearer (\S+)$/i.exec(String(headers.authorization ?? ''))?.[1];
+    const claims = jwt
+      ? (JSON.parse(Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString() || '{}') as {
+          iss?: unknown;
+        })
+      : {};
+    if (String(claims.iss) !== '1') {
+      return {
+        status: 401,
+        body: {
+          message: 'A JSON web token could not be decoded',
+          documentation_url: 'https://docs.github.com/rest',
+        },
+      };
+    }
+    return {
+      body: {
+        id: 1,
+        slug: 'slipway-test',
+        node_id: 'A_1',
+        owner: null,
+        name: 'Slipway (test)',
+        description: null,
+        external_url: 'https://example.com',
+        html_url: 'https://github.com/apps/slipway-test',
+        created_at: '2026-01-01T00:00:00Z',
+        updated_at: '2026-01-01T00:00:00Z',
+        permissions: {},
+        events: [],
+      },
+    };
+  });
   api.on('GET /repos/{owner}/{repo}/installation', () => ({
     body: { id: INSTALLATION_ID, account: { login: OWNER }, app_id: 1, target_type: 'User' },
   }));
