@@ -31,8 +31,10 @@ export const RawInputs = z.strictObject({
       return false;
     }
   }, 'must be an http or https URL such as https://slipway.example.com'),
-  /** API token (`slw_...`); masked in the log. */
-  'api-token': z.string({ error: 'is required' }),
+  /** API token (`slw_...`); masked in the log. Without it, the job's OIDC token is exchanged for one. */
+  'api-token': z.string().optional(),
+  /** Audience of the OIDC token asked for when there is no api-token; default the api-url. */
+  'oidc-audience': z.string().min(1).optional(),
   /** Project id (`prj_...`) or name. */
   project: z.union([id('prj'), Slug], { error: 'must be a project id (prj_...) or a project name' }),
   /** Organization id or name, to find the project by name. */
@@ -103,7 +105,9 @@ export const INPUT_NAMES = Object.keys(RawInputs.shape) as (keyof typeof RawInpu
 export interface Inputs {
   command: Command;
   apiUrl: string;
-  apiToken: string;
+  /** Undefined: exchange the job's OIDC token (permissions: id-token: write). */
+  apiToken: string | undefined;
+  oidcAudience: string;
   project: string;
   organization: string | undefined;
   branch: string | undefined;
@@ -166,6 +170,7 @@ export function readInputs(env: NodeJS.ProcessEnv): Inputs {
     command: p.command,
     apiUrl: p['api-url'],
     apiToken: p['api-token'],
+    oidcAudience: p['oidc-audience'] ?? p['api-url'].replace(/\/+$/, ''),
     project: p.project,
     organization: p.organization,
     branch: p.branch,

@@ -14,6 +14,7 @@ import { resolveProject } from './project.ts';
 import { rollback } from './rollback.ts';
 import type { Runner } from './runner.ts';
 import { emptyResult, type Step, type StepResult } from './step.ts';
+import { exchangeForToken } from './oidc.ts';
 import { renderSummary } from './summary.ts';
 
 /** The outside world of one run of the action. */
@@ -25,6 +26,8 @@ export interface RunDeps {
   octokit?: (token: string, baseUrl: string) => Promise<Octokit>;
   now?: () => number;
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
+  /** The job's OIDC token for an audience (default @actions/core's getIDToken). */
+  getIdToken?: (audience: string) => Promise<string>;
 }
 
 const COMMANDS = { deploy, promote, rollback } satisfies Record<Inputs['command'], unknown>;
@@ -59,9 +62,28 @@ export async function run(deps: RunDeps): Promise<void> {
 
   const now = deps.now ?? Date.now;
   const sleep = deps.sleep ?? defaultSleep;
+  let apiToken = inputs.apiToken;
+  let project = inputs.project;
+  if (!apiToken) {
+    try {
+      const exchanged = await exchangeForToken(inputs, {
+        env,
+        fetch: deps.fetch,
+        userAgent: USER_AGENT,
+        getIdToken: deps.getIdToken,
+      });
+      runner.setSecret(exchanged.token);
+      apiToken = exchanged.token;
+      project = exchanged.projectId;
+      runner.info(`Exchanged the job's OIDC token for a short-lived token of ${exchanged.projectId}.`);
+    } catch (err) {
+      runner.setFailed(explainError(err));
+      return;
+    }
+  }
   const client = createClient({
     baseUrl: inputs.apiUrl,
-    token: inputs.apiToken,
+    token: apiToken,
     userAgent: USER_AGENT,
     ...(deps.fetch ? { fetch: deps.fetch } : {}),
   });
@@ -77,7 +99,7 @@ export async function run(deps: RunDeps): Promise<void> {
 
   let result: StepResult;
   try {
-    result = emptyResult(inputs.command, await resolveProject(client, inputs.project, inputs.organization));
+    result = emptyResult(inputs.command, await resolveProject(client, project, inputs.organization));
   } catch (err) {
     runner.setFailed(explainError(err));
     return;

@@ -45,8 +45,8 @@ export function releaseAction(o: ReleaseOptions): { tag: string; major: string; 
   git('tag', '-f', '-a', major, '-m', `Slipway Action ${tag}`, `${tag}^{}`);
   o.log(`Tagged ${commit.slice(0, 12)} as ${tag} and moved ${major} to it.`);
   if (o.push) {
-    git('push', o.remote, `refs/tags/${tag}`);
-    git('push', '--force', o.remote, `refs/tags/${major}`);
+    git('push', '--quiet', o.remote, `refs/tags/${tag}`);
+    git('push', '--quiet', '--force', o.remote, `refs/tags/${major}`);
     o.log(`Pushed ${tag} and ${major} to ${o.remote}.`);
   } else {
     o.log(`Push them with: git push ${o.remote} ${tag} && git push --force ${o.remote} ${major}`);

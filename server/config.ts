@@ -227,6 +227,17 @@ const EnvSchema = z.object({
   SLIPWAY_HEALTH_INTERVAL: duration('SLIPWAY_HEALTH_INTERVAL', '60s'),
   SLIPWAY_DOMAIN_CLAIM_TTL: duration('SLIPWAY_DOMAIN_CLAIM_TTL', '7d'),
   SLIPWAY_SESSION_TTL: duration('SLIPWAY_SESSION_TTL', '7d'),
+  SLIPWAY_OIDC_ISSUER: z
+    .string()
+    .default('https://token.actions.githubusercontent.com')
+    .refine(
+      (v) => /^https?:\/\/\S+$/.test(v),
+      'SLIPWAY_OIDC_ISSUER must be the http(s) URL of the OIDC issuer',
+    )
+    .transform((v) => v.replace(/\/+$/, '')),
+  SLIPWAY_OIDC_AUDIENCE: z.string().min(1).optional(),
+  SLIPWAY_OIDC_TOKEN_TTL: duration('SLIPWAY_OIDC_TOKEN_TTL', '15m'),
+  SLIPWAY_OIDC_KEYS_COOLDOWN: duration('SLIPWAY_OIDC_KEYS_COOLDOWN', '30s'),
   SLIPWAY_RUNTIME_SAMPLE_INTERVAL: duration('SLIPWAY_RUNTIME_SAMPLE_INTERVAL', '10s'),
   SLIPWAY_SANDBOX: z
     .enum(['bubblewrap', 'off'], {
@@ -398,6 +409,17 @@ function toConfig(env: z.infer<typeof EnvSchema>) {
     domainClaimTtlMs: env.SLIPWAY_DOMAIN_CLAIM_TTL,
     /** How long a dashboard sign-in lasts (it ends sooner when its API token is revoked). */
     sessionTtlMs: env.SLIPWAY_SESSION_TTL,
+    /** Keyless deploys from GitHub Actions: whose OIDC tokens are accepted, for which audience, and how long the Slipway token lasts. */
+    oidc: {
+      issuer: env.SLIPWAY_OIDC_ISSUER,
+      audience:
+        env.SLIPWAY_OIDC_AUDIENCE ??
+        env.SLIPWAY_PUBLIC_API_URL?.replace(/\/+$/, '') ??
+        `http://localhost:${env.PORT}`,
+      tokenTtlMs: env.SLIPWAY_OIDC_TOKEN_TTL,
+      /** Least time between two fetches of the issuer's keys (a token with an unknown kid asks again). */
+      keysCooldownMs: env.SLIPWAY_OIDC_KEYS_COOLDOWN,
+    },
     /** How often production URLs are probed and alert rules evaluated. */
     healthIntervalMs: env.SLIPWAY_HEALTH_INTERVAL,
     /** How often the edge samples the CPU and memory of server apps. */

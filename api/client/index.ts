@@ -20,6 +20,7 @@ import { uploadsApi } from './uploads.ts';
 import { userApi } from './user.ts';
 import { webhooksApi } from './webhooks.ts';
 import { githubEventsApi } from './github-events.ts';
+import { oidcApi } from './oidc.ts';
 
 /** The answer of `client.request`: the body is parsed JSON when the server sent JSON, else text. */
 export interface RawResponse {
@@ -48,6 +49,7 @@ export function createClient(options: ClientOptions) {
   const webhooks = webhooksApi(c);
   const uploads = uploadsApi(c);
   const githubEvents = githubEventsApi(c);
+  const oidc = oidcApi(c);
 
   return {
     user,
@@ -61,6 +63,8 @@ export function createClient(options: ClientOptions) {
     uploads,
     /** The GitHub App's durable queue of GitHub deliveries. */
     githubEvents,
+    /** Keyless deploys from GitHub Actions. */
+    oidc,
     /** Async iterators over every item of a list, fetching page after page. */
     iterate: {
       tokens: (q: PageInput = {}) => walk((page) => user.tokens.list({ ...q, page }), q.page),

@@ -23,7 +23,16 @@ const PLAN_RANK = sql<number>`case o.plan when 'enterprise' then 3 when 'pro' th
 const tokenLookup = perDb((db) =>
   prepared<
     [string],
-    { tokenId: string; userId: string; email: string; lastUsedAt: string | null; rank: number | null }
+    {
+      tokenId: string;
+      userId: string;
+      email: string;
+      lastUsedAt: string | null;
+      rank: number | null;
+      projectId: string | null;
+      scopeRole: 'viewer' | 'developer' | null;
+      expiresAt: string | null;
+    }
   >(db, 1, (d, tokenHash) =>
     d
       .selectFrom('tokens as t')
@@ -33,6 +42,9 @@ const tokenLookup = perDb((db) =>
         'u.id as userId',
         'u.email as email',
         't.last_used_at as lastUsedAt',
+        't.project_id as projectId',
+        't.scope_role as scopeRole',
+        't.expires_at as expiresAt',
         (eb) =>
           eb
             .selectFrom('memberships as m')
@@ -63,10 +75,21 @@ export async function authenticate(deps: Deps, header: string | undefined): Prom
     token = { ...row, rank: Number(row.rank ?? 1) };
     deps.tokens.set(tokenHash, token);
   }
+  if (token.expiresAt && Date.parse(token.expiresAt) <= deps.clock.now().getTime()) {
+    throw new ApiError(
+      'UNAUTHORIZED',
+      'This token from a GitHub Actions trust policy has expired: exchange a new OIDC token',
+    );
+  }
   const { rank } = token;
   const hourlyLimit = rank === 3 ? deps.config.enterpriseRateLimit : rank === 2 ? 1000 : 100;
   await touchToken(deps, token);
-  return { actor: { tokenId: token.tokenId, userId: token.userId, email: token.email }, hourlyLimit };
+  const scope =
+    token.projectId && token.scopeRole ? { projectId: token.projectId, role: token.scopeRole } : undefined;
+  return {
+    actor: { tokenId: token.tokenId, userId: token.userId, email: token.email, ...(scope ? { scope } : {}) },
+    hourlyLimit,
+  };
 }
 
 /** `lastUsedAt` is kept to the minute: a write on every request would cost throughput for nothing. */

@@ -4,6 +4,7 @@ import { ApiError } from '../../api/errors.ts';
 import type { PageMeta } from '../../api/schemas/common.ts';
 import type { Actor, Deps } from '../services/deps.ts';
 import { authenticate } from './auth.ts';
+import { checkScope, type ScopedAccess } from './scope.ts';
 import { beginIdempotentRequest, idempotencyHooks } from './idempotency.ts';
 import { consumeRateLimit } from './rate-limit.ts';
 import { parseOrThrow } from './validation.ts';
@@ -64,6 +65,8 @@ export interface RouteSpec<
   rawBody?: boolean;
   /** Largest JSON body in bytes, when a route needs more than the server's 1 MiB. */
   bodyLimit?: number;
+  /** Open to tokens from GitHub Actions trust policies, within their project (server/http/scope.ts). */
+  scoped?: ScopedAccess;
   handler: (ctx: HandlerContext<z.infer<B>, z.infer<Q>, z.infer<P>>) => Promise<HandlerResult>;
 }
 
@@ -89,6 +92,7 @@ export function registerRoutes(app: FastifyInstance, deps: Deps, specs: RouteSpe
         if (spec.auth !== false) {
           const auth = await authenticate(deps, req.headers.authorization);
           actor = auth.actor;
+          if (actor.scope) await checkScope(deps, actor.scope, spec, req.params);
           const rl = await consumeRateLimit(deps, actor.userId, auth.hourlyLimit);
           void reply.header('X-RateLimit-Limit', rl.limit);
           void reply.header('X-RateLimit-Remaining', rl.remaining);

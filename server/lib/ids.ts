@@ -15,7 +15,20 @@ export function randomString(length: number): string {
 }
 
 export type IdPrefix =
-  'org' | 'prj' | 'dpl' | 'dom' | 'alt' | 'whk' | 'whd' | 'usr' | 'tok' | 'chg' | 'job' | 'mem' | 'ghe';
+  | 'org'
+  | 'prj'
+  | 'dpl'
+  | 'dom'
+  | 'alt'
+  | 'whk'
+  | 'whd'
+  | 'usr'
+  | 'tok'
+  | 'chg'
+  | 'job'
+  | 'mem'
+  | 'ghe'
+  | 'tpo';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${randomString(20)}`;

@@ -23,6 +23,7 @@ export const deploymentRoutes = [
   route({
     method: 'POST',
     url: '/v1/projects/:projectId/deployments',
+    scoped: 'write',
     tag: 'deployments',
     summary: 'Start a deployment (queued); target defaults by branch',
     params: ProjectParams,
@@ -39,6 +40,7 @@ export const deploymentRoutes = [
   route({
     method: 'GET',
     url: '/v1/projects/:projectId/deployments',
+    scoped: 'read',
     tag: 'deployments',
     summary: 'List deployments (newest first); filter by status, branch, target and commit',
     params: ProjectParams,
@@ -53,6 +55,7 @@ export const deploymentRoutes = [
   route({
     method: 'GET',
     url: '/v1/deployments/:deploymentId',
+    scoped: 'read',
     tag: 'deployments',
     summary: 'Get a deployment',
     params: DeploymentParams,
@@ -65,6 +68,7 @@ export const deploymentRoutes = [
   route({
     method: 'GET',
     url: '/v1/deployments/:deploymentId/logs',
+    scoped: 'read',
     tag: 'deployments',
     summary: 'Last lines of a log; with follow=true a text/event-stream until the deployment ends',
     params: DeploymentParams,
@@ -86,6 +90,7 @@ export const deploymentRoutes = [
   route({
     method: 'POST',
     url: '/v1/deployments/:deploymentId/promote',
+    scoped: 'write',
     tag: 'deployments',
     summary: 'Make a live preview the production deployment, without a rebuild',
     params: DeploymentParams,
@@ -98,6 +103,7 @@ export const deploymentRoutes = [
   route({
     method: 'POST',
     url: '/v1/deployments/:deploymentId/rollback',
+    scoped: 'write',
     tag: 'deployments',
     summary:
       'Roll production back from this deployment to the previous live one, or to `to` (new deployment)',

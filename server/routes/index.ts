@@ -6,6 +6,7 @@ import { deploymentRoutes } from './deployments.ts';
 import { domainRoutes } from './domains.ts';
 import { envRoutes } from './env.ts';
 import { githubEventRoutes } from './github-events.ts';
+import { trustRoutes } from './trust.ts';
 import { monitoringRoutes } from './monitoring.ts';
 import { organizationRoutes } from './organizations.ts';
 import { projectRoutes } from './projects.ts';
@@ -29,6 +30,7 @@ export function allRoutes(): RouteSpec[] {
     ...webhookRoutes,
     ...billingRoutes,
     ...githubEventRoutes,
+    ...trustRoutes,
   ];
   // The versioned description (/api/v1) has its own shapes: it stays out of the /v1 OpenAPI document.
   return [...systemRoutes(() => specs), ...specs, ...apiV1Routes];

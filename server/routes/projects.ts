@@ -46,6 +46,7 @@ export const projectRoutes = [
   route({
     method: 'GET',
     url: '/v1/projects/:projectId',
+    scoped: 'read',
     tag: 'projects',
     summary: 'Get a project',
     params: ProjectParams,

@@ -12,6 +12,7 @@ export const uploadRoutes = [
   route({
     method: 'POST',
     url: '/v1/projects/:projectId/files/missing',
+    scoped: 'write',
     tag: 'uploads',
     summary: 'Which of these SHA-256 hashes the organization has not uploaded yet (extension)',
     params: ProjectParams,
@@ -25,6 +26,7 @@ export const uploadRoutes = [
   route({
     method: 'PUT',
     url: '/v1/projects/:projectId/files/:sha256',
+    scoped: 'write',
     tag: 'uploads',
     summary:
       "Upload a file's bytes, named by their SHA-256 (extension); 201 when new, 200 when already there",

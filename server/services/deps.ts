@@ -30,4 +30,6 @@ export interface Actor {
   userId: string;
   email: string;
   tokenId: string;
+  /** A token from a GitHub Actions trust policy: this one project, at most this role (server/http/scope.ts). */
+  scope?: { projectId: string; role: 'viewer' | 'developer' } | undefined;
 }

@@ -20,6 +20,10 @@ export interface CachedToken {
   lastUsedAt: string | null;
   /** The best plan among the owner's organizations: 1 free, 2 pro, 3 enterprise. */
   rank: number;
+  /** An OIDC token's project, role and end (null for a person's token). */
+  projectId: string | null;
+  scopeRole: 'viewer' | 'developer' | null;
+  expiresAt: string | null;
 }
 
 export interface TokenCache {

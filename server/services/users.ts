@@ -82,7 +82,12 @@ export async function findOrCreateUser(
 }
 
 /** Issues a new token; the plaintext is returned here only. */
-export async function createToken(deps: Deps, userId: string, name: string): Promise<CreatedToken> {
+export async function createToken(
+  deps: Deps,
+  userId: string,
+  name: string,
+  scope?: { projectId: string; role: 'viewer' | 'developer'; expiresAt: string },
+): Promise<CreatedToken> {
   const token = `${TOKEN_PREFIX}${randomBytes(30).toString('base64url')}`;
   const id = newId('tok');
   const createdAt = deps.clock.now().toISOString();
@@ -97,6 +102,14 @@ export async function createToken(deps: Deps, userId: string, name: string): Pro
       created_at: createdAt,
       last_used_at: null,
       revoked_at: null,
+      ...(scope
+        ? {
+            source: 'oidc' as const,
+            project_id: scope.projectId,
+            scope_role: scope.role,
+            expires_at: scope.expiresAt,
+          }
+        : {}),
     })
     .execute();
   return { id, name, token, createdAt };
@@ -110,7 +123,9 @@ export async function listTokens(
   const base = deps.db
     .selectFrom('tokens')
     .where('user_id', '=', actor.userId)
-    .where('revoked_at', 'is', null);
+    .where('revoked_at', 'is', null)
+    // Tokens exchanged for a workflow's OIDC token are nobody's to list or reuse.
+    .where('source', '=', 'user');
   const [rows, count] = await Promise.all([
     base
       .selectAll()

@@ -20,6 +20,12 @@ export interface TokensTable {
   created_at: string;
   last_used_at: string | null;
   revoked_at: string | null;
+  /** `user` (made by a person) or `oidc` (exchanged for a workflow's OIDC token: never listed). */
+  source: Generated<'user' | 'oidc'>;
+  /** An `oidc` token's one project, role and end. */
+  project_id: string | null;
+  scope_role: 'viewer' | 'developer' | null;
+  expires_at: string | null;
 }
 
 export interface OrganizationsTable {
@@ -366,6 +372,24 @@ export interface GitHubEventsTable {
   finished_at: string | null;
 }
 
+/** Which GitHub Actions workflows may deploy a project without a stored token. */
+export interface TrustPoliciesTable {
+  id: string;
+  project_id: string;
+  /** `owner/name`, lower case. */
+  repository: string;
+  /** GitHub's numeric repository id, as text. */
+  repository_id: string;
+  /** JSON arrays, or null for any. */
+  refs: string | null;
+  environments: string | null;
+  workflow: string | null;
+  events: string | null;
+  role: 'viewer' | 'developer';
+  created_by: string;
+  created_at: string;
+}
+
 export interface Database {
   users: UsersTable;
   tokens: TokensTable;
@@ -393,4 +417,5 @@ export interface Database {
   runtime_samples: RuntimeSamplesTable;
   sessions: SessionsTable;
   github_events: GitHubEventsTable;
+  trust_policies: TrustPoliciesTable;
 }

@@ -48,7 +48,10 @@ describe('the action: inputs and dry run', () => {
       'Input "timeout" must be a duration such as 15m, 90s or 1h30m (at most 24h), got "soon"',
     ],
     [{ timeout: '0s' }, 'Input "timeout" must be a duration'],
-    [{ 'api-token': '' }, 'Input "api-token" is required'],
+    [
+      { 'api-token': '' },
+      'No api-token, and this job cannot ask GitHub for an OIDC token: give the job `permissions: id-token: write`',
+    ],
     [{ 'api-url': 'ftp://example.com' }, 'Input "api-url" must be an http or https URL'],
     [{ wait: 'maybe' }, 'Input "wait" must be true or false'],
     [{ commit: 'main' }, 'Input "commit" must be 7 to 40 hexadecimal characters'],
@@ -70,7 +73,6 @@ describe('the action: inputs and dry run', () => {
     const r = await run({ command: 'ship', timeout: '15 minutes', 'api-token': '' });
     expect(r.error!.split('\n')).toEqual([
       'Input "command" must be one of deploy, promote, rollback',
-      'Input "api-token" is required',
       'Input "timeout" must be a duration such as 15m, 90s or 1h30m (at most 24h), got "15 minutes"',
     ]);
   });
@@ -185,7 +187,7 @@ describe('action.yml', () => {
       Object.entries(yml.inputs)
         .filter(([, i]) => i.required)
         .map(([n]) => n),
-    ).toEqual(['api-url', 'api-token', 'project']);
+    ).toEqual(['api-url', 'project']);
   });
 
   it("its defaults are the action's own defaults", () => {

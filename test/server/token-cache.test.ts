@@ -10,6 +10,9 @@ const token = (tokenId: string): CachedToken => ({
   email: 'a@example.com',
   lastUsedAt: null,
   rank: 1,
+  projectId: null,
+  scopeRole: null,
+  expiresAt: null,
 });
 
 describe('token cache', () => {

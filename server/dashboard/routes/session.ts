@@ -74,6 +74,12 @@ export function sessionRoutes(scope: FastifyInstance, kit: Kit): void {
     try {
       if (!token) throw new ApiError('UNAUTHORIZED', 'Enter an API token (it starts with slw_).');
       const { actor } = await authenticate(deps, `Bearer ${token}`);
+      if (actor.scope) {
+        throw new ApiError(
+          'FORBIDDEN',
+          'A token from a GitHub Actions trust policy cannot sign in: use a token of your own.',
+        );
+      }
       const { secret, expiresAt } = await openSession(deps, actor.userId, actor.tokenId);
       return reply
         .header('set-cookie', sessionCookie(secret, { path: base || '/', secure, expires: expiresAt }))

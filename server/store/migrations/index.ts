@@ -13,6 +13,7 @@ import { buildSettings } from './009_build_settings.ts';
 import { buildCache } from './010_build_cache.ts';
 import { dashboardSessions } from './011_dashboard_sessions.ts';
 import { githubEvents } from './012_github_events.ts';
+import { trustPolicies } from './013_trust_policies.ts';
 
 /** Every migration in order; names sort as they run. Data migrations that encrypt use `cipher`. */
 export function allMigrations(d: DialectHelpers, cipher: Cipher): Record<string, Migration> {
@@ -29,5 +30,6 @@ export function allMigrations(d: DialectHelpers, cipher: Cipher): Record<string,
     '010_build_cache': buildCache,
     '011_dashboard_sessions': dashboardSessions,
     '012_github_events': githubEvents(d),
+    '013_trust_policies': trustPolicies,
   };
 }

@@ -1,0 +1,175 @@
+import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
+import picomatch from 'picomatch';
+import { ApiError } from '../../../api/errors.ts';
+import type { ExchangedToken } from '../../../api/schemas/trust-policies.ts';
+import type { TrustPoliciesTable } from '../../store/schema.ts';
+import type { Deps } from '../deps.ts';
+import { createToken } from '../users.ts';
+
+/** The claims of a GitHub Actions OIDC token that a policy looks at. */
+interface ActionsClaims extends JWTPayload {
+  repository?: string;
+  repository_id?: string;
+  ref?: string;
+  environment?: string;
+  event_name?: string;
+  job_workflow_ref?: string;
+  workflow_ref?: string;
+}
+
+/** One key set per issuer, fetched when first needed and again when a token names an unknown `kid`. */
+const keySets = new Map<string, ReturnType<typeof createRemoteJWKSet>>();
+const keySetOf = (issuer: string, cooldownMs: number) => {
+  const key = `${issuer} ${cooldownMs}`;
+  let set = keySets.get(key);
+  if (!set) {
+    set = createRemoteJWKSet(new URL(`${issuer}/.well-known/jwks`), {
+      cooldownDuration: cooldownMs,
+      cacheMaxAge: 10 * 60_000,
+    });
+    keySets.set(key, set);
+  }
+  return set;
+};
+
+const refused = (message: string) => new ApiError('UNAUTHORIZED', `OIDC token refused: ${message}`);
+
+/** Checks the token's signature (the issuer's keys), issuer, audience and times, naming what failed. */
+async function verify(deps: Deps, token: string): Promise<ActionsClaims> {
+  const { issuer, audience, keysCooldownMs } = deps.config.oidc;
+  try {
+    const { payload } = await jwtVerify<ActionsClaims>(token, keySetOf(issuer, keysCooldownMs), {
+      issuer,
+      audience,
+      algorithms: ['RS256', 'RS384', 'RS512', 'ES256', 'ES384', 'PS256'],
+      clockTolerance: 60,
+      requiredClaims: ['exp', 'iat', 'repository', 'repository_id', 'ref'],
+    });
+    return payload;
+  } catch (err) {
+    const e = err as { code?: string; claim?: string; reason?: string; message?: string };
+    switch (e.code) {
+      case 'ERR_JWT_EXPIRED':
+        throw refused('it has expired (exp): ask for a new one in the job');
+      case 'ERR_JWT_CLAIM_VALIDATION_FAILED':
+        if (e.claim === 'aud')
+          throw refused(`its audience (aud) is not ${audience}: request it with that audience`);
+        if (e.claim === 'iss') throw refused(`its issuer (iss) is not ${issuer}`);
+        if (e.claim === 'nbf' || e.claim === 'iat') throw refused(`it is not valid yet (${e.claim})`);
+        throw refused(`its ${e.claim} claim ${e.reason === 'missing' ? 'is missing' : 'is not valid'}`);
+      case 'ERR_JWS_SIGNATURE_VERIFICATION_FAILED':
+        throw refused('its signature does not verify with the issuer’s keys');
+      case 'ERR_JWKS_NO_MATCHING_KEY':
+        throw refused('the issuer has no key with its key id (kid)');
+      case 'ERR_JOSE_ALG_NOT_ALLOWED':
+        throw refused('its algorithm (alg) is not allowed');
+      case 'ERR_JWKS_TIMEOUT':
+      case 'ERR_JOSE_GENERIC':
+        deps.log.warn({ err }, 'could not read the OIDC issuer’s keys');
+        throw new ApiError(
+          'SERVICE_UNAVAILABLE',
+          `Could not read the keys of the OIDC issuer ${issuer}; try again`,
+        );
+      default:
+        throw refused(`it is not a signed JWT (${e.code ?? 'malformed'})`);
+    }
+  }
+}
+
+const list = (v: string | null) => (v === null ? null : (JSON.parse(v) as string[]));
+/** `owner/repo/.github/workflows/deploy.yml@refs/heads/main` -> `.github/workflows/deploy.yml`. */
+const workflowPath = (ref: string | undefined) => ref?.split('@')[0]?.split('/').slice(2).join('/');
+
+/** Why a policy does not trust these claims, or null when it does. */
+export function mismatch(policy: TrustPoliciesTable, c: ActionsClaims): string | null {
+  if (String(c.repository_id) !== policy.repository_id) {
+    return `repository_id ${String(c.repository_id)} is not the policy's ${policy.repository_id} (a renamed or re-created repository is not trusted)`;
+  }
+  if (c.repository?.toLowerCase() !== policy.repository) {
+    return `repository ${String(c.repository)} is not the policy's ${policy.repository}`;
+  }
+  const refs = list(policy.refs);
+  if (refs && !refs.some((glob) => picomatch.isMatch(c.ref ?? '', glob))) {
+    return `ref ${String(c.ref)} matches none of ${refs.join(', ')}`;
+  }
+  const environments = list(policy.environments);
+  if (environments && !environments.includes(c.environment ?? '')) {
+    return c.environment
+      ? `environment ${c.environment} is not one of ${environments.join(', ')}`
+      : `the job runs in no environment; the policy needs one of ${environments.join(', ')}`;
+  }
+  if (policy.workflow) {
+    const workflow = workflowPath(c.job_workflow_ref) ?? workflowPath(c.workflow_ref);
+    if (workflow !== policy.workflow)
+      return `workflow ${String(workflow)} is not the policy's ${policy.workflow}`;
+  }
+  const events = list(policy.events);
+  if (events && !events.includes(c.event_name ?? '')) {
+    return `event ${String(c.event_name)} is not one of ${events.join(', ')}`;
+  }
+  return null;
+}
+
+/**
+ * `POST /v1/oidc/token`: a GitHub Actions OIDC token for a short-lived Slipway token, scoped to one
+ * project and the trusting policy's role, acting as the admin who made the policy. The token sent
+ * is never echoed; a refusal says which check failed.
+ */
+export async function exchangeOidcToken(
+  deps: Deps,
+  body: { token: string; project?: string | undefined },
+): Promise<ExchangedToken> {
+  const claims = await verify(deps, body.token);
+  let query = deps.db
+    .selectFrom('trust_policies as t')
+    .innerJoin('projects as p', 'p.id', 't.project_id')
+    .selectAll('t')
+    .select('p.name as project_name')
+    .where('p.deleted_at', 'is', null);
+  if (body.project) {
+    query = body.project.startsWith('prj_')
+      ? query.where('p.id', '=', body.project)
+      : query.where('p.name', '=', body.project);
+  } else {
+    query = query.where('t.repository_id', '=', String(claims.repository_id));
+  }
+  const policies = await query.orderBy('t.created_at').execute();
+  if (policies.length === 0) {
+    throw new ApiError(
+      'FORBIDDEN',
+      body.project
+        ? `Project ${body.project} trusts no GitHub Actions workflow: an admin adds a trust policy (POST /v1/projects/<id>/trust-policies)`
+        : `No project trusts workflows of ${String(claims.repository)}: name the project, or add a trust policy`,
+    );
+  }
+  const projects = new Set(policies.map((p) => p.project_id));
+  if (projects.size > 1) {
+    throw new ApiError(
+      'CONFLICT',
+      `Several projects trust ${String(claims.repository)}: name the project (its id)`,
+    );
+  }
+  const reasons = policies.map((p) => ({ p, why: mismatch(p, claims) }));
+  const trusted = reasons.find((r) => r.why === null);
+  if (!trusted) {
+    // The closest policy is the one of the same repository, if any.
+    const closest = reasons.find((r) => r.p.repository_id === String(claims.repository_id)) ?? reasons[0]!;
+    throw new ApiError(
+      'FORBIDDEN',
+      `No trust policy of project ${closest.p.project_name} accepts this job: ${closest.why!}`,
+    );
+  }
+  const policy = trusted.p;
+  const expiresAt = new Date(deps.clock.now().getTime() + deps.config.oidc.tokenTtlMs).toISOString();
+  const made = await createToken(
+    deps,
+    policy.created_by,
+    `github-actions: ${String(claims.repository)}@${String(claims.ref)}`,
+    {
+      projectId: policy.project_id,
+      role: policy.role,
+      expiresAt,
+    },
+  );
+  return { token: made.token, projectId: policy.project_id, role: policy.role, expiresAt };
+}
