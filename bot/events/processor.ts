@@ -26,7 +26,9 @@ export interface EventProcessorOptions {
 export function createEventProcessor(opts: EventProcessorOptions) {
   const concurrency = opts.concurrency ?? 4;
   const leaseMs = opts.leaseMs ?? 120_000;
-  const pollMs = opts.pollMs ?? 10_000;
+  // A minute: local deliveries and retries wake the processor themselves; this finds the events of
+  // processes that died (after their claim ran out) without spending the bot user's rate limit.
+  const pollMs = opts.pollMs ?? 60_000;
   const running = new Map<string, { event: ClaimedGitHubEvent; done: Promise<void> }>();
   let stopped = false;
   let claiming = false;
