@@ -188,7 +188,7 @@ describe('trust policies and the OIDC exchange', () => {
       'another repository of the same name',
       () => jwt({ repository_id: '999' }),
       403,
-      "repository_id 999 is not the policy's 4242",
+      'No trust policy of project prj_',
     ],
     [
       'a renamed repository',
@@ -294,6 +294,6 @@ describe('trust policies and the OIDC exchange', () => {
     expect(del.status).toBe(200);
     const after = await exchange(await jwt({}, { kid: keys.jwk.kid }));
     expect(after.status).toBe(403);
-    expect(after.body.error.message).toContain('trusts no GitHub Actions workflow');
+    expect(after.body.error.message).toContain('No trust policy of project');
   });
 });

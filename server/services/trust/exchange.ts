@@ -134,29 +134,30 @@ export async function exchangeOidcToken(
     query = query.where('t.repository_id', '=', String(claims.repository_id));
   }
   const policies = await query.orderBy('t.created_at').execute();
-  if (policies.length === 0) {
-    throw new ApiError(
+  // Any GitHub repository can mint a token for this audience: until the job proves it is of a
+  // trusted repository, the answer tells nothing about projects or their policies.
+  const untrusted = () =>
+    new ApiError(
       'FORBIDDEN',
-      body.project
-        ? `Project ${body.project} trusts no GitHub Actions workflow: an admin adds a trust policy (POST /v1/projects/<id>/trust-policies)`
-        : `No project trusts workflows of ${String(claims.repository)}: name the project, or add a trust policy`,
+      `No trust policy${body.project ? ` of project ${body.project}` : ''} accepts jobs of ${String(claims.repository)} (repository_id ${String(claims.repository_id)}): an admin of the project adds one (POST /v1/projects/<id>/trust-policies)`,
     );
-  }
-  const projects = new Set(policies.map((p) => p.project_id));
+  const ofRepository = policies.filter((p) => p.repository_id === String(claims.repository_id));
+  if (ofRepository.length === 0) throw untrusted();
+  const projects = new Set(ofRepository.map((p) => p.project_id));
   if (projects.size > 1) {
     throw new ApiError(
       'CONFLICT',
       `Several projects trust ${String(claims.repository)}: name the project (its id)`,
     );
   }
-  const reasons = policies.map((p) => ({ p, why: mismatch(p, claims) }));
+  // The job is of a trusted repository: it may learn what its policy asks.
+  const reasons = ofRepository.map((p) => ({ p, why: mismatch(p, claims) }));
   const trusted = reasons.find((r) => r.why === null);
   if (!trusted) {
-    // The closest policy is the one of the same repository, if any.
-    const closest = reasons.find((r) => r.p.repository_id === String(claims.repository_id)) ?? reasons[0]!;
+    const first = reasons[0]!;
     throw new ApiError(
       'FORBIDDEN',
-      `No trust policy of project ${closest.p.project_name} accepts this job: ${closest.why!}`,
+      `No trust policy of project ${first.p.project_name} accepts this job: ${first.why!}`,
     );
   }
   const policy = trusted.p;
