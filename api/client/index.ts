@@ -29,8 +29,12 @@ export interface RawResponse {
   body: unknown;
 }
 
-/** Walks every page of a list method that takes `{ page, limit }` as its last query argument. */
-const walk = <T>(list: (page: number) => Promise<Page<T>>, start?: number) => paginate(list, start ?? 1);
+/**
+ * Walks every page of a list method from the page `q` asks for (`page` or `cursor`), then by
+ * each page's `meta.next`.
+ */
+const walk = <Q extends { page?: number; cursor?: string }, T>(q: Q, list: (q: Q) => Promise<Page<T>>) =>
+  paginate((cursor) => list(cursor === undefined ? q : { ...q, page: undefined, cursor }));
 
 /**
  * A typed client of the Slipway API (`/v1`). Every method unwraps the envelope and checks the
@@ -67,23 +71,19 @@ export function createClient(options: ClientOptions) {
     oidc,
     /** Async iterators over every item of a list, fetching page after page. */
     iterate: {
-      tokens: (q: PageInput = {}) => walk((page) => user.tokens.list({ ...q, page }), q.page),
-      projects: (q: ProjectsQueryInput = {}) => walk((page) => projects.list({ ...q, page }), q.page),
+      tokens: (q: PageInput = {}) => walk(q, (q) => user.tokens.list(q)),
+      projects: (q: ProjectsQueryInput = {}) => walk(q, (q) => projects.list(q)),
       deployments: (projectId: string, q: DeploymentsQueryInput = {}) =>
-        walk((page) => deployments.list(projectId, { ...q, page }), q.page),
-      domains: (projectId: string, q: PageInput = {}) =>
-        walk((page) => domains.list(projectId, { ...q, page }), q.page),
-      env: (projectId: string, q: EnvListQueryInput = {}) =>
-        walk((page) => env.list(projectId, { ...q, page }), q.page),
-      organizations: (q: PageInput = {}) => walk((page) => organizations.list({ ...q, page }), q.page),
-      members: (orgId: string, q: PageInput = {}) =>
-        walk((page) => organizations.members.list(orgId, { ...q, page }), q.page),
+        walk(q, (q) => deployments.list(projectId, q)),
+      domains: (projectId: string, q: PageInput = {}) => walk(q, (q) => domains.list(projectId, q)),
+      env: (projectId: string, q: EnvListQueryInput = {}) => walk(q, (q) => env.list(projectId, q)),
+      organizations: (q: PageInput = {}) => walk(q, (q) => organizations.list(q)),
+      members: (orgId: string, q: PageInput = {}) => walk(q, (q) => organizations.members.list(orgId, q)),
       alerts: (projectId: string, q: AlertsQueryInput = {}) =>
-        walk((page) => monitoring.alerts(projectId, { ...q, page }), q.page),
-      webhooks: (projectId: string, q: PageInput = {}) =>
-        walk((page) => webhooks.list(projectId, { ...q, page }), q.page),
+        walk(q, (q) => monitoring.alerts(projectId, q)),
+      webhooks: (projectId: string, q: PageInput = {}) => walk(q, (q) => webhooks.list(projectId, q)),
       deliveries: (projectId: string, webhookId: string, q: PageInput = {}) =>
-        walk((page) => webhooks.deliveries(projectId, webhookId, { ...q, page }), q.page),
+        walk(q, (q) => webhooks.deliveries(projectId, webhookId, q)),
     },
     /**
      * Any request, with the same auth, retries, Idempotency-Key and error handling; the body is

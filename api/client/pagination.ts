@@ -1,28 +1,26 @@
 import type { PageMeta } from '../schemas/common.ts';
 
-/** One page of a list: the items and `{ page, limit, total }`. */
+/** One page of a list: the items and `meta` (`next` is the cursor of the page after it). */
 export interface Page<T> {
   data: T[];
   meta: PageMeta;
 }
 
-/** Fetches page number `page` (1-based). */
-export type PageFetcher<T> = (page: number) => Promise<Page<T>>;
+/** Fetches one page: the first when `cursor` is undefined, else the one `cursor` points at. */
+export type PageFetcher<T> = (cursor: string | undefined) => Promise<Page<T>>;
 
 /**
- * Walks every page from `startPage` on, yielding items one by one; it stops after the page that
- * reaches `total`, or at the first empty page. Lists are newest first, so an item created while
- * walking shifts the later pages by one: an item may then be seen twice, which callers that care
- * can filter by id.
+ * Walks every page, yielding items one by one: the first page as the caller asked for it, then
+ * each next one by its cursor (`meta.next`) until a page says there is none. Cursors never skip
+ * or repeat an item when others are created while walking.
  */
-export async function* paginate<T>(
-  fetchPage: PageFetcher<T>,
-  startPage = 1,
-): AsyncGenerator<T, void, undefined> {
-  for (let page = startPage; ; page++) {
-    const { data, meta } = await fetchPage(page);
+export async function* paginate<T>(fetchPage: PageFetcher<T>): AsyncGenerator<T, void, undefined> {
+  let cursor: string | undefined;
+  for (;;) {
+    const { data, meta } = await fetchPage(cursor);
     yield* data;
-    if (data.length === 0 || meta.page * meta.limit >= meta.total) return;
+    if (!meta.next || data.length === 0) return;
+    cursor = meta.next;
   }
 }
 

@@ -28,12 +28,21 @@ const wholeNumber = (name: string, min: number, max: number, dflt: number) =>
     .max(max, `${name} must be between ${min} and ${max}`)
     .default(dflt);
 
-/** `page` and `limit` of every list. */
+/**
+ * `page` and `limit` of every list, or `cursor` (the `meta.next` of the page before) and `limit`.
+ * A page number costs more the deeper it goes and counts `total`; a cursor costs the same at any
+ * depth, never skips or repeats an item when others are added meanwhile, and counts nothing.
+ */
 export const PageQuery = z.strictObject({
   /** 1-based page number. */
   page: wholeNumber('page', 1, 1_000_000, 1),
   /** Items per page, 1 to 100. */
   limit: wholeNumber('limit', 1, 100, 10),
+  /** Where the page starts: `meta.next` of the previous page; `page` is then left out. */
+  cursor: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,512}$/, 'cursor must be the meta.next value of a previous page of this list')
+    .optional(),
 });
 export type PageQuery = z.infer<typeof PageQuery>;
 
@@ -41,12 +50,14 @@ export { wholeNumber };
 
 /** `meta` of every list response. */
 export const PageMeta = z.object({
-  /** Current page, 1-based. */
-  page: z.number().int(),
+  /** Current page, 1-based (answers to `page`, not to `cursor`). */
+  page: z.number().int().optional(),
   /** Items per page. */
   limit: z.number().int(),
-  /** Items in all pages. */
-  total: z.number().int(),
+  /** Items in all pages (answers to `page`, not to `cursor`). */
+  total: z.number().int().optional(),
+  /** `cursor` of the next page; null on the last page. */
+  next: z.string().nullable().optional(),
 });
 export type PageMeta = z.infer<typeof PageMeta>;
 

@@ -1,4 +1,5 @@
 import type { Deps } from '../services/deps.ts';
+import { OPEN } from '../jobs/queue.ts';
 import { CERTIFICATE_JOB } from '../services/domains/verify-domain.ts';
 import { isStale, type PeriodicJob } from '../monitoring/periodic-jobs.ts';
 import { pruneChallenges } from './challenge-store.ts';
@@ -43,8 +44,8 @@ export async function renewCertificates(deps: Pick<Deps, 'db' | 'clock' | 'queue
     const pending = await deps.db
       .selectFrom('jobs')
       .select('id')
+      .where(OPEN)
       .where('kind', '=', CERTIFICATE_JOB)
-      .where('status', 'in', ['queued', 'running'])
       .where('payload', '=', payload)
       .executeTakeFirst();
     if (pending) continue;

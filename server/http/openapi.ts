@@ -49,7 +49,7 @@ export function buildOpenApi(specs: RouteSpec[]): Record<string, unknown> {
     const examples = operationExamples[`${spec.method} ${spec.url}`] ?? {};
     const exampleOf = (data: unknown) =>
       spec.responseKind === 'list'
-        ? { success: true, data: [data], meta: { page: 1, limit: 10, total: 1 } }
+        ? { success: true, data: [data], meta: { page: 1, limit: 10, total: 1, next: null } }
         : { success: true, data };
     const operation: Record<string, unknown> = {
       summary: spec.summary,

@@ -8,6 +8,7 @@ import { checkScope, type ScopedAccess } from './scope.ts';
 import { beginIdempotentRequest, idempotencyHooks } from './idempotency.ts';
 import { consumeRateLimit } from './rate-limit.ts';
 import { parseOrThrow } from './validation.ts';
+import { nextLink } from '../services/pagination.ts';
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE' | 'PUT';
 
@@ -126,6 +127,9 @@ export function registerRoutes(app: FastifyInstance, deps: Deps, specs: RouteSpe
           if ((await beginIdempotentRequest(deps, actor, req, reply)) === 'replayed') return reply;
         }
         const result = await spec.handler({ body, query, params, actor, deps, req, reply });
+        if ((result.kind === 'list' || result.kind === 'data') && result.meta?.next) {
+          void reply.header('Link', nextLink(deps.urls.api, req.url, result.meta.next));
+        }
         switch (result.kind) {
           case 'sent':
             return reply;
@@ -144,11 +148,3 @@ export function registerRoutes(app: FastifyInstance, deps: Deps, specs: RouteSpe
     });
   }
 }
-
-/** `{ page, limit }` -> offset and the `meta` of the answer. */
-export const pageMeta = (q: { page: number; limit: number }, total: number): PageMeta => ({
-  page: q.page,
-  limit: q.limit,
-  total,
-});
-export const offsetOf = (q: { page: number; limit: number }) => (q.page - 1) * q.limit;

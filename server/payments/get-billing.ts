@@ -1,6 +1,6 @@
 import type { Billing, BillingQuery, Charge } from '../../api/schemas/billing.ts';
-import { offsetOf } from '../http/route.ts';
 import type { Actor, Deps } from '../services/deps.ts';
+import { readPage, type ListPage } from '../services/pagination.ts';
 import { requireOrganization } from '../services/organizations/find-organization.ts';
 import { balanceCents } from './ledger-store.ts';
 import { formatCents } from './money.ts';
@@ -11,23 +11,18 @@ export async function getBilling(
   actor: Actor,
   idOrName: string,
   q: BillingQuery,
-): Promise<{ billing: Billing; total: number }> {
+): Promise<{ billing: Billing; page: Omit<ListPage<unknown>, 'items'> }> {
   const { org } = await requireOrganization(deps, actor, idOrName, 'viewer');
   const charges = deps.db
     .selectFrom('ledger_entries')
     .where('organization_id', '=', org.id)
     .where('kind', '=', 'charge');
-  const [balance, rows, count] = await Promise.all([
-    balanceCents(deps.db, org.id),
-    charges
-      .selectAll()
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(q.limit)
-      .offset(offsetOf(q))
-      .execute(),
-    charges.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow(),
-  ]);
+  const balance = await balanceCents(deps.db, org.id);
+  const { items: rows, ...page } = await readPage(charges.selectAll(), charges, q, {
+    time: 'created_at',
+    id: 'id',
+    key: (r) => [r.created_at, r.id],
+  });
   const items: Charge[] = rows.map((r) => ({
     id: r.id,
     amount: formatCents(-r.amount_cents),
@@ -40,6 +35,6 @@ export async function getBilling(
   }));
   return {
     billing: { balance: { amount: formatCents(balance), currency: 'USD' }, charges: items },
-    total: Number(count.n),
+    page,
   };
 }

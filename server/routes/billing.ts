@@ -1,6 +1,7 @@
 import { Billing, BillingQuery } from '../../api/schemas/billing.ts';
 import { OrganizationParams } from '../../api/schemas/organizations.ts';
-import { pageMeta, route } from '../http/route.ts';
+import { route } from '../http/route.ts';
+import { pageMeta } from '../services/pagination.ts';
 import { getBilling } from '../payments/get-billing.ts';
 
 export const billingRoutes = [
@@ -13,8 +14,8 @@ export const billingRoutes = [
     query: BillingQuery,
     response: Billing,
     handler: async ({ deps, actor, params, query }) => {
-      const { billing, total } = await getBilling(deps, actor, params.orgId, query);
-      return { kind: 'data', data: billing, meta: pageMeta(query, total) };
+      const { billing, page } = await getBilling(deps, actor, params.orgId, query);
+      return { kind: 'data', data: billing, meta: pageMeta(query, page) };
     },
   }),
 ];

@@ -7,7 +7,8 @@ import {
   LogsQuery,
   RollbackBody,
 } from '../../api/schemas/deployments.ts';
-import { pageMeta, route } from '../http/route.ts';
+import { route } from '../http/route.ts';
+import { pageMeta } from '../services/pagination.ts';
 import { createDeployment } from '../services/deployments/create-deployment.ts';
 import { readLogs } from '../services/deployments/deployment-logs.ts';
 import { followLogs, parseLastEventId } from '../services/deployments/follow-logs.ts';
@@ -48,8 +49,8 @@ export const deploymentRoutes = [
     response: Deployment,
     responseKind: 'list',
     handler: async ({ deps, actor, params, query }) => {
-      const { items, total } = await listDeployments(deps, actor, params.projectId, query);
-      return { kind: 'list', data: items, meta: pageMeta(query, total) };
+      const page = await listDeployments(deps, actor, params.projectId, query);
+      return { kind: 'list', data: page.items, meta: pageMeta(query, page) };
     },
   }),
   route({

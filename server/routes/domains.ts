@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { AddDomainBody, Domain, ListDomainsQuery } from '../../api/schemas/domains.ts';
-import { pageMeta, route } from '../http/route.ts';
+import { route } from '../http/route.ts';
+import { pageMeta } from '../services/pagination.ts';
 import { addDomain } from '../services/domains/add-domain.ts';
 import { deleteDomain } from '../services/domains/delete-domain.ts';
 import { listDomains } from '../services/domains/list-domains.ts';
@@ -20,8 +21,8 @@ export const domainRoutes = [
     response: Domain,
     responseKind: 'list',
     handler: async ({ deps, actor, params, query }) => {
-      const { items, total } = await listDomains(deps, actor, params.projectId, query);
-      return { kind: 'list', data: items, meta: pageMeta(query, total) };
+      const page = await listDomains(deps, actor, params.projectId, query);
+      return { kind: 'list', data: page.items, meta: pageMeta(query, page) };
     },
   }),
   route({

@@ -10,7 +10,8 @@ import {
   ListEnvQuery,
   UpdateEnvBody,
 } from '../../api/schemas/env.ts';
-import { pageMeta, route } from '../http/route.ts';
+import { route } from '../http/route.ts';
+import { pageMeta } from '../services/pagination.ts';
 import { createEnvVar } from '../services/env/create-env-var.ts';
 import { deleteEnvVar } from '../services/env/delete-env-var.ts';
 import { exportEnvVars } from '../services/env/export-env-vars.ts';
@@ -32,8 +33,8 @@ export const envRoutes = [
     response: EnvVar,
     responseKind: 'list',
     handler: async ({ deps, actor, params, query }) => {
-      const { items, total } = await listEnvVars(deps, actor, params.projectId, query);
-      return { kind: 'list', data: items, meta: pageMeta(query, total) };
+      const page = await listEnvVars(deps, actor, params.projectId, query);
+      return { kind: 'list', data: page.items, meta: pageMeta(query, page) };
     },
   }),
   route({

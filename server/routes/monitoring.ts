@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Alert, AlertsQuery, Health, Metrics, MetricsQuery } from '../../api/schemas/monitoring.ts';
-import { pageMeta, route } from '../http/route.ts';
+import { route } from '../http/route.ts';
+import { pageMeta } from '../services/pagination.ts';
 import { getHealth } from '../services/monitoring/get-health.ts';
 import { getMetrics } from '../services/monitoring/get-metrics.ts';
 import { listAlerts } from '../services/monitoring/list-alerts.ts';
@@ -43,8 +44,8 @@ export const monitoringRoutes = [
     response: Alert,
     responseKind: 'list',
     handler: async ({ deps, actor, params, query }) => {
-      const { items, total } = await listAlerts(deps, actor, params.projectId, query);
-      return { kind: 'list', data: items, meta: pageMeta(query, total) };
+      const page = await listAlerts(deps, actor, params.projectId, query);
+      return { kind: 'list', data: page.items, meta: pageMeta(query, page) };
     },
   }),
 ];

@@ -9,7 +9,8 @@ import {
   UpdateMemberBody,
   UpdateOrganizationBody,
 } from '../../api/schemas/organizations.ts';
-import { offsetOf, pageMeta, route } from '../http/route.ts';
+import { route } from '../http/route.ts';
+import { pageMeta } from '../services/pagination.ts';
 import { createOrganization } from '../services/organizations/create-organization.ts';
 import { getOrganization } from '../services/organizations/get-organization.ts';
 import { inviteMember } from '../services/organizations/invite-member.ts';
@@ -29,9 +30,8 @@ export const organizationRoutes = [
     response: Organization,
     responseKind: 'list',
     handler: async ({ deps, actor, query }) => {
-      const page = { limit: query.limit, offset: offsetOf(query) };
-      const { items, total } = await listOrganizations(deps, actor, page);
-      return { kind: 'list', data: items, meta: pageMeta(query, total) };
+      const page = await listOrganizations(deps, actor, query);
+      return { kind: 'list', data: page.items, meta: pageMeta(query, page) };
     },
   }),
   route({
@@ -82,9 +82,8 @@ export const organizationRoutes = [
     response: Member,
     responseKind: 'list',
     handler: async ({ deps, actor, params, query }) => {
-      const page = { limit: query.limit, offset: offsetOf(query) };
-      const { items, total } = await listMembers(deps, actor, params.orgId, page);
-      return { kind: 'list', data: items, meta: pageMeta(query, total) };
+      const page = await listMembers(deps, actor, params.orgId, query);
+      return { kind: 'list', data: page.items, meta: pageMeta(query, page) };
     },
   }),
   route({

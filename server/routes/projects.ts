@@ -5,7 +5,8 @@ import {
   Project,
   UpdateProjectBody,
 } from '../../api/schemas/projects.ts';
-import { pageMeta, route } from '../http/route.ts';
+import { route } from '../http/route.ts';
+import { pageMeta } from '../services/pagination.ts';
 import {
   createProject,
   deleteProject,
@@ -26,8 +27,8 @@ export const projectRoutes = [
     response: Project,
     responseKind: 'list',
     handler: async ({ deps, actor, query }) => {
-      const { items, total } = await listProjects(deps, actor, query);
-      return { kind: 'list', data: items, meta: pageMeta(query, total) };
+      const page = await listProjects(deps, actor, query);
+      return { kind: 'list', data: page.items, meta: pageMeta(query, page) };
     },
   }),
   route({

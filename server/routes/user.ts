@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { PageQuery } from '../../api/schemas/common.ts';
 import { CreatedToken, CreateTokenBody, TokenSummary, User } from '../../api/schemas/user.ts';
-import { offsetOf, pageMeta, route } from '../http/route.ts';
+import { route } from '../http/route.ts';
+import { pageMeta } from '../services/pagination.ts';
 import { createToken, getUser, listTokens, revokeToken } from '../services/users.ts';
 
 export const userRoutes = [
@@ -35,8 +36,8 @@ export const userRoutes = [
     response: TokenSummary,
     responseKind: 'list',
     handler: async ({ deps, actor, query }) => {
-      const { items, total } = await listTokens(deps, actor, { limit: query.limit, offset: offsetOf(query) });
-      return { kind: 'list', data: items, meta: pageMeta(query, total) };
+      const page = await listTokens(deps, actor, query);
+      return { kind: 'list', data: page.items, meta: pageMeta(query, page) };
     },
   }),
   route({

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { PageQuery } from '../../api/schemas/common.ts';
 import { CreateWebhookBody, Delivery, ListDeliveriesQuery, Webhook } from '../../api/schemas/webhooks.ts';
-import { pageMeta, route } from '../http/route.ts';
+import { route } from '../http/route.ts';
+import { pageMeta } from '../services/pagination.ts';
 import { createWebhook } from '../services/webhooks/create-webhook.ts';
 import { deleteWebhook } from '../services/webhooks/delete-webhook.ts';
 import { listDeliveries } from '../services/webhooks/list-deliveries.ts';
@@ -37,8 +38,8 @@ export const webhookRoutes = [
     response: Webhook,
     responseKind: 'list',
     handler: async ({ deps, actor, params, query }) => {
-      const { items, total } = await listWebhooks(deps, actor, params.projectId, query);
-      return { kind: 'list', data: items, meta: pageMeta(query, total) };
+      const page = await listWebhooks(deps, actor, params.projectId, query);
+      return { kind: 'list', data: page.items, meta: pageMeta(query, page) };
     },
   }),
   route({
@@ -63,8 +64,8 @@ export const webhookRoutes = [
     response: Delivery,
     responseKind: 'list',
     handler: async ({ deps, actor, params, query }) => {
-      const { items, total } = await listDeliveries(deps, actor, params.projectId, params.webhookId, query);
-      return { kind: 'list', data: items, meta: pageMeta(query, total) };
+      const page = await listDeliveries(deps, actor, params.projectId, params.webhookId, query);
+      return { kind: 'list', data: page.items, meta: pageMeta(query, page) };
     },
   }),
   route({

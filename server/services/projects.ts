@@ -14,6 +14,7 @@ import { isUniqueViolation } from '../store/errors.ts';
 import type { Database } from '../store/schema.ts';
 import { requireProject, requireRole, type ProjectRow } from './access.ts';
 import type { Actor, Deps } from './deps.ts';
+import { readPage, type ListPage } from './pagination.ts';
 import {
   MASK,
   maskedRepositoryUrl,
@@ -184,7 +185,7 @@ export async function listProjects(
   deps: Deps,
   actor: Actor,
   q: ListProjectsQuery,
-): Promise<{ items: Project[]; total: number }> {
+): Promise<ListPage<Project>> {
   let orgIds: string[];
   if (q.org) {
     const org = await resolveOrganization(deps, actor, q.org);
@@ -198,20 +199,15 @@ export async function listProjects(
       .execute();
     orgIds = rows.map((r) => r.organization_id);
   }
-  if (orgIds.length === 0) return { items: [], total: 0 };
+  if (orgIds.length === 0) return { items: [], total: 0, next: null };
   let base = deps.db.selectFrom('projects').where('organization_id', 'in', orgIds);
   base = q.status ? base.where('status', '=', q.status) : base.where('status', '!=', 'deleted');
-  const [rows, count] = await Promise.all([
-    base
-      .selectAll()
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(q.limit)
-      .offset((q.page - 1) * q.limit)
-      .execute(),
-    base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow(),
-  ]);
-  return { items: rows.map((r) => toProject(deps, r)), total: Number(count.n) };
+  const page = await readPage(base.selectAll(), base, q, {
+    time: 'created_at',
+    id: 'id',
+    key: (r) => [r.created_at, r.id],
+  });
+  return { ...page, items: page.items.map((r) => toProject(deps, r)) };
 }
 
 export async function getProject(deps: Deps, actor: Actor, projectId: string): Promise<Project> {

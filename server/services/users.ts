@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { ApiError } from '../../api/errors.ts';
+import type { PageQuery } from '../../api/schemas/common.ts';
 import type { CreatedToken, TokenSummary, User } from '../../api/schemas/user.ts';
 import { hashToken, TOKEN_PREFIX } from '../http/auth.ts';
 import { newId, randomString } from '../lib/ids.ts';
 import type { Database } from '../store/schema.ts';
 import type { Actor, Deps } from './deps.ts';
+import { readPage, type ListPage } from './pagination.ts';
 
 /** A free organization name derived from the e-mail's local part. */
 async function personalOrgName(db: Kysely<Database>, email: string): Promise<string> {
@@ -115,36 +117,27 @@ export async function createToken(
   return { id, name, token, createdAt };
 }
 
-export async function listTokens(
-  deps: Deps,
-  actor: Actor,
-  page: { limit: number; offset: number },
-): Promise<{ items: TokenSummary[]; total: number }> {
+export async function listTokens(deps: Deps, actor: Actor, q: PageQuery): Promise<ListPage<TokenSummary>> {
   const base = deps.db
     .selectFrom('tokens')
     .where('user_id', '=', actor.userId)
     .where('revoked_at', 'is', null)
     // Tokens exchanged for a workflow's OIDC token are nobody's to list or reuse.
     .where('source', '=', 'user');
-  const [rows, count] = await Promise.all([
-    base
-      .selectAll()
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute(),
-    base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow(),
-  ]);
+  const page = await readPage(base.selectAll(), base, q, {
+    time: 'created_at',
+    id: 'id',
+    key: (r) => [r.created_at, r.id],
+  });
   return {
-    items: rows.map((r) => ({
+    ...page,
+    items: page.items.map((r) => ({
       id: r.id,
       name: r.name,
       prefix: r.prefix,
       createdAt: r.created_at,
       lastUsedAt: r.last_used_at,
     })),
-    total: Number(count.n),
   };
 }
 

@@ -126,7 +126,7 @@ export const alert = (over: Record<string, unknown> = {}) => ({
 });
 
 export const ok = (data: unknown) => ({ success: true, data });
-export const list = (data: unknown[], meta = { page: 1, limit: 10, total: data.length }) => ({
+export const list = (data: unknown[], meta: object = { page: 1, limit: 10, total: data.length }) => ({
   success: true,
   data,
   meta,

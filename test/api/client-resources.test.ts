@@ -490,20 +490,22 @@ describe('every client operation (stub server)', () => {
 
   it('walks the pages of every list with the iterators', async () => {
     const pages = new Map<string, unknown>();
+    // Page n points at page n + 1 with the cursor `c<n+1>`; page 2 is the last.
     const walker = await startStub((req, res) => {
       const url = new URL(req.url, 'http://x');
-      const page = Number(url.searchParams.get('page'));
+      const cursor = url.searchParams.get('cursor');
+      const page = cursor ? Number(cursor.slice(1)) : Number(url.searchParams.get('page') ?? 1);
       pages.set(url.pathname, page);
       const item = member({ email: `m${page}@example.com` });
-      sendJson(res, 200, list(page <= 2 ? [item] : [], { page, limit: 1, total: 2 }));
+      sendJson(res, 200, list([item], { limit: 1, next: page < 2 ? `c${page + 1}` : null }));
     });
     try {
       const c = createClient({ baseUrl: walker.url, token: 'slw_test' });
       const all = await collect(c.iterate.members(ids.org, { limit: 1 }));
       expect(all.map((m) => m.email)).toEqual(['m1@example.com', 'm2@example.com']);
       expect(walker.requests.map((r) => r.url)).toEqual([
-        `/v1/organizations/${ids.org}/members?limit=1&page=1`,
-        `/v1/organizations/${ids.org}/members?limit=1&page=2`,
+        `/v1/organizations/${ids.org}/members?limit=1`,
+        `/v1/organizations/${ids.org}/members?limit=1&cursor=c2`,
       ]);
       const fromPage2 = await collect(c.iterate.members(ids.org, { limit: 1, page: 2 }));
       expect(fromPage2.map((m) => m.email)).toEqual(['m2@example.com']);

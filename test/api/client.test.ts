@@ -169,13 +169,16 @@ describe('client against a real server', () => {
     const before = urls.length;
     const all = await collect(a.iterate.projects({ org: 'paged-org', limit: 10 }));
     expect(all.map((p) => p.name)).toEqual(names.reverse());
-    expect(urls.slice(before).map((u) => new URL(u).search)).toEqual([
-      '?org=paged-org&limit=10&page=1',
-      '?org=paged-org&limit=10&page=2',
-      '?org=paged-org&limit=10&page=3',
+    // The first page as asked, then each next one by the cursor the page before gave.
+    const asked = urls.slice(before).map((u) => new URL(u).searchParams);
+    expect(asked.map((q) => [q.get('org'), q.get('limit'), q.get('page')])).toEqual([
+      ['paged-org', '10', null],
+      ['paged-org', '10', null],
+      ['paged-org', '10', null],
     ]);
+    expect(asked.map((q) => q.get('cursor') !== null)).toEqual([false, true, true]);
     const last = await a.projects.list({ org: org.id, limit: 10, page: 3 });
-    expect(last.meta).toEqual({ page: 3, limit: 10, total: 25 });
+    expect(last.meta).toEqual({ page: 3, limit: 10, total: 25, next: null });
     expect(last.data).toHaveLength(5);
   });
 
@@ -382,7 +385,7 @@ describe('client against a real server', () => {
     expect((await a.monitoring.health(p.id)).status).toBe('unknown');
     expect(await a.monitoring.alerts(p.id, { status: 'active' })).toEqual({
       data: [],
-      meta: { page: 1, limit: 10, total: 0 },
+      meta: { page: 1, limit: 10, total: 0, next: null },
     });
   });
 

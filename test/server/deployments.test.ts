@@ -281,10 +281,10 @@ describe('deployments', () => {
     it('lists newest first with meta and pages', async () => {
       const res = await t.call(alice, 'GET', `/v1/projects/${pid}/deployments`);
       expect(res.status).toBe(200);
-      expect(res.body.meta).toEqual({ page: 1, limit: 10, total: 3 });
+      expect(res.body.meta).toEqual({ page: 1, limit: 10, total: 3, next: null });
       expect(res.body.data.map((d: { id: string }) => d.id)).toEqual([...ids].reverse());
       const page2 = await t.call(alice, 'GET', `/v1/projects/${pid}/deployments?limit=2&page=2`);
-      expect(page2.body.meta).toEqual({ page: 2, limit: 2, total: 3 });
+      expect(page2.body.meta).toEqual({ page: 2, limit: 2, total: 3, next: null });
       expect(page2.body.data.map((d: { id: string }) => d.id)).toEqual([ids[0]]);
     });
 

@@ -169,7 +169,7 @@ describe('domains', () => {
     }
     const page = await t.call(viewer, 'GET', domains(pid, '?limit=2'));
     expect(page.status).toBe(200);
-    expect(page.body.meta).toEqual({ page: 1, limit: 2, total: 3 });
+    expect(page.body.meta).toEqual({ page: 1, limit: 2, total: 3, next: expect.any(String) });
     expect(page.body.data.map((d: { domain: string }) => d.domain)).toEqual(['c.example.io', 'b.example.io']);
     expect(page.body.data[0].dnsRecords).toHaveLength(2);
     const page2 = await t.call(viewer, 'GET', domains(pid, '?limit=2&page=2'));

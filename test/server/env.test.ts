@@ -189,7 +189,7 @@ describe('environment variables', () => {
       await t.call(alice, 'POST', env(pid), { key, value: key.toLowerCase(), environment });
     }
     const page1 = await t.call(viewer, 'GET', env(pid, '?limit=2'));
-    expect(page1.body.meta).toEqual({ page: 1, limit: 2, total: 3 });
+    expect(page1.body.meta).toEqual({ page: 1, limit: 2, total: 3, next: expect.any(String) });
     expect(page1.body.data.map((v: { key: string }) => v.key)).toEqual(['THREE', 'TWO']);
     const page2 = await t.call(viewer, 'GET', env(pid, '?limit=2&page=2'));
     expect(page2.body.data.map((v: { key: string; value: string }) => [v.key, v.value])).toEqual([

@@ -222,13 +222,13 @@ describe('cross-cutting HTTP behaviour', () => {
       expect(body).toMatchObject({ type: 'object', required: ['name'], additionalProperties: false });
       expect(Object.keys(body.properties as object).sort()).toEqual(['displayName', 'name', 'plan']);
       const list = doc.paths['/v1/organizations']!.get!;
-      expect(list.parameters.map((p) => p.name).sort()).toEqual(['limit', 'page']);
+      expect(list.parameters.map((p) => p.name).sort()).toEqual(['cursor', 'limit', 'page']);
       expect(list.parameters.find((p) => p.name === 'limit')!.schema).toMatchObject({
         maximum: 100,
         minimum: 1,
       });
       const listed = list.responses['200']!.content!['application/json']!.schema as any;
-      expect(listed.properties.meta.required.sort()).toEqual(['limit', 'page', 'total']);
+      expect(listed.properties.meta.required.sort()).toEqual(['limit']);
       expect(listed.properties.data.items.properties).toHaveProperty('memberCount');
       const del = doc.paths['/v1/organizations/{orgId}/members/{email}']!.delete!;
       expect(del.responses['200']!.content!['application/json']!.schema).toMatchObject({
@@ -321,7 +321,7 @@ describe('cross-cutting HTTP behaviour', () => {
     expect(list.responses['200'].content['application/json'].example).toMatchObject({
       success: true,
       data: [{ id: expect.stringMatching(/^dpl_/) }],
-      meta: { page: 1, limit: 10, total: 1 },
+      meta: { page: 1, limit: 10, total: 1, next: null },
     });
     expect(create.responses.default.content['application/json'].example).toEqual(errorExample);
     expect(doc.tags.map((tg: { name: string }) => tg.name).slice(0, 2)).toEqual(['projects', 'deployments']);

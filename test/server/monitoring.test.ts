@@ -393,7 +393,7 @@ describe('monitoring endpoints', () => {
     it('lists newest first, filters by status, paginates with meta', async () => {
       const all = await list();
       expect(all.status).toBe(200);
-      expect(all.body.meta).toEqual({ page: 1, limit: 10, total: 3 });
+      expect(all.body.meta).toEqual({ page: 1, limit: 10, total: 3, next: null });
       expect(all.body.data.map((a: { message: string }) => a.message)).toEqual([
         'failing again',
         'dpl_x failed',
@@ -409,7 +409,7 @@ describe('monitoring endpoints', () => {
       const resolved = await list('?status=resolved');
       expect(resolved.body.data).toHaveLength(1);
       const page2 = await list('?limit=1&page=2');
-      expect(page2.body.meta).toEqual({ page: 2, limit: 1, total: 3 });
+      expect(page2.body.meta).toEqual({ page: 2, limit: 1, total: 3, next: expect.any(String) });
       expect(page2.body.data[0].message).toBe('dpl_x failed');
     });
 

@@ -136,11 +136,11 @@ describe('organizations and members', () => {
       }
       const all = await t.call(u, 'GET', '/v1/organizations');
       expect(all.status).toBe(200);
-      expect(all.body.meta).toEqual({ page: 1, limit: 10, total: 4 });
+      expect(all.body.meta).toEqual({ page: 1, limit: 10, total: 4, next: null });
       expect(all.body.data.map((o: { name: string }) => o.name).slice(0, 3)).toEqual(names.reverse());
       expect(all.body.data[3]).toMatchObject({ id: u.orgId, personal: true, role: 'owner', plan: 'free' });
       const page2 = await t.call(u, 'GET', '/v1/organizations?limit=2&page=2');
-      expect(page2.body.meta).toEqual({ page: 2, limit: 2, total: 4 });
+      expect(page2.body.meta).toEqual({ page: 2, limit: 2, total: 4, next: null });
       expect(page2.body.data.map((o: { id: string }) => o.id)).toEqual([all.body.data[2].id, u.orgId]);
       for (const q of ['limit=0', 'limit=101', 'page=0', 'page=x', 'sort=name']) {
         const bad = await t.call(u, 'GET', `/v1/organizations?${q}`);
@@ -246,7 +246,7 @@ describe('organizations and members', () => {
     it('lists members with role, status and dates; any member may, non-members get NOT_FOUND', async () => {
       const res = await members(acme, dave);
       expect(res.status).toBe(200);
-      expect(res.body.meta).toEqual({ page: 1, limit: 100, total: 4 });
+      expect(res.body.meta).toEqual({ page: 1, limit: 100, total: 4, next: null });
       const byEmail = Object.fromEntries(res.body.data.map((m: { email: string }) => [m.email, m]));
       expect(byEmail['dave@example.com']).toMatchObject({ role: 'viewer', status: 'active' });
       expect(byEmail['dave@example.com'].joinedAt).toBe(byEmail['dave@example.com'].invitedAt);

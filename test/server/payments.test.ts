@@ -359,7 +359,7 @@ describe('paid operations under /api/v1', () => {
       const page1 = await t.call(org, 'GET', `/v1/organizations/${org.orgId}/billing?limit=2`);
       expect(page1.status).toBe(200);
       expect(page1.body.success).toBe(true);
-      expect(page1.body.meta).toEqual({ page: 1, limit: 2, total: 3 });
+      expect(page1.body.meta).toEqual({ page: 1, limit: 2, total: 3, next: expect.any(String) });
       expect(page1.body.data.balance).toEqual({ amount: '7.00', currency: 'USD' });
       expect(page1.body.data.charges).toHaveLength(2);
       expect(page1.body.data.charges[0]).toEqual({
@@ -398,7 +398,7 @@ describe('paid operations under /api/v1', () => {
       expect(bad.body.error.details).toEqual([{ path: 'limit', message: 'limit must be between 1 and 100' }]);
       const empty = await t.call(bob, 'GET', `/v1/organizations/${bob.orgId}/billing`);
       expect(empty.body.data).toEqual({ balance: { amount: '5.00', currency: 'USD' }, charges: [] });
-      expect(empty.body.meta).toEqual({ page: 1, limit: 10, total: 0 });
+      expect(empty.body.meta).toEqual({ page: 1, limit: 10, total: 0, next: null });
     });
   });
 });

@@ -133,7 +133,7 @@ describe('projects', () => {
     const u = await t.user();
     for (const n of ['p1', 'p2', 'p3']) await create(u, { name: n });
     const page = await t.call(u, 'GET', '/v1/projects?limit=2&page=1');
-    expect(page.body.meta).toEqual({ page: 1, limit: 2, total: 3 });
+    expect(page.body.meta).toEqual({ page: 1, limit: 2, total: 3, next: expect.any(String) });
     expect(page.body.data.map((p: { name: string }) => p.name)).toEqual(['p3', 'p2']);
     const page2 = await t.call(u, 'GET', '/v1/projects?limit=2&page=2');
     expect(page2.body.data.map((p: { name: string }) => p.name)).toEqual(['p1']);

@@ -102,7 +102,7 @@ describe('user and API tokens', () => {
     }
     const res = await t.call(u, 'GET', '/v1/user/tokens?limit=2');
     // The helper's own "test" token is the oldest.
-    expect(res.body.meta).toEqual({ page: 1, limit: 2, total: 3 });
+    expect(res.body.meta).toEqual({ page: 1, limit: 2, total: 3, next: expect.any(String) });
     expect(res.body.data.map((tok: { name: string }) => tok.name)).toEqual(['two', 'one']);
     const page2 = await t.call(u, 'GET', '/v1/user/tokens?limit=2&page=2');
     expect(page2.body.data.map((tok: { name: string }) => tok.name)).toEqual(['test']);

@@ -163,12 +163,12 @@ describe('webhooks', () => {
     it('lists newest first for any member, with meta and pagination', async () => {
       const res = await t.call(viewer, 'GET', hooks(pid));
       expect(res.status).toBe(200);
-      expect(res.body.meta).toEqual({ page: 1, limit: 10, total: 3 });
+      expect(res.body.meta).toEqual({ page: 1, limit: 10, total: 3, next: null });
       expect(res.body.data.map((w: { id: string }) => w.id)).toEqual([...ids].reverse());
       expect(res.text).not.toContain(SECRET);
       expect(Object.keys(res.body.data[0]).sort()).toEqual(['active', 'createdAt', 'events', 'id', 'url']);
       const page = await t.call(alice, 'GET', `${hooks(pid)}?limit=2&page=2`);
-      expect(page.body.meta).toEqual({ page: 2, limit: 2, total: 3 });
+      expect(page.body.meta).toEqual({ page: 2, limit: 2, total: 3, next: null });
       expect(page.body.data.map((w: { id: string }) => w.id)).toEqual([ids[0]]);
       expect((await t.call(alice, 'GET', `${hooks(pid)}?limit=101`)).status).toBe(400);
       expect((await t.call(null, 'GET', hooks(pid))).status).toBe(401);
@@ -295,7 +295,7 @@ describe('webhooks', () => {
     it('lists a webhook’s deliveries newest first, with attempts oldest first', async () => {
       const res = await deliveries('', viewer);
       expect(res.status).toBe(200);
-      expect(res.body.meta).toEqual({ page: 1, limit: 10, total: 2 });
+      expect(res.body.meta).toEqual({ page: 1, limit: 10, total: 2, next: null });
       expect(res.body.data).toEqual([
         {
           id: deliveryIds[1],
@@ -336,7 +336,7 @@ describe('webhooks', () => {
         },
       ]);
       const page = await deliveries('?limit=1&page=2');
-      expect(page.body.meta).toEqual({ page: 2, limit: 1, total: 2 });
+      expect(page.body.meta).toEqual({ page: 2, limit: 1, total: 2, next: null });
       expect(page.body.data.map((d: { id: string }) => d.id)).toEqual([deliveryIds[0]]);
       expect((await deliveries('?page=0')).status).toBe(400);
       expect((await deliveries('', null)).status).toBe(401);

@@ -23,7 +23,7 @@ export function organizationRoutes(scope: FastifyInstance, kit: Kit): void {
   scope.get(
     '/',
     kit.page(async ({ view, session }) => {
-      const { items: orgs } = await listOrganizations(deps, session.actor, { limit: 100, offset: 0 });
+      const { items: orgs } = await listOrganizations(deps, session.actor, { page: 1, limit: 100 });
       const withProjects = await Promise.all(
         orgs.map(async (org) => {
           const { items, total } = await listProjects(deps, session.actor, {
@@ -31,7 +31,7 @@ export function organizationRoutes(scope: FastifyInstance, kit: Kit): void {
             page: 1,
             limit: 12,
           });
-          return { org, projects: items, total };
+          return { org, projects: items, total: total ?? 0 };
         }),
       );
       return homePage(view, withProjects, deps.clock.now());
@@ -48,13 +48,13 @@ export function organizationRoutes(scope: FastifyInstance, kit: Kit): void {
     const org = await getOrganization(deps, actor, name);
     const [projects, members] = await Promise.all([
       listProjects(deps, actor, { org: org.id, page: pageNo, limit: PAGE }),
-      listMembers(deps, actor, org.id, { limit: 100, offset: 0 }),
+      listMembers(deps, actor, org.id, { page: 1, limit: 100 }),
     ]);
     return organizationPage(
       view,
       {
         org,
-        projects: { ...projects, page: pageNo, limit: PAGE },
+        projects: { ...projects, total: projects.total ?? 0, page: pageNo, limit: PAGE },
         members: members.items,
         now: deps.clock.now(),
       },

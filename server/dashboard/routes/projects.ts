@@ -69,8 +69,8 @@ export function projectRoutes(scope: FastifyInstance, kit: Kit): void {
       if (!(err instanceof ApiError)) throw err;
       error = err.message;
     }
-    const deployments = await listDeployments(deps, actor, projectId, query);
-    return { query, typed, error, deployments };
+    const found = await listDeployments(deps, actor, projectId, query);
+    return { query, typed, error, deployments: { ...found, total: found.total ?? 0 } };
   };
 
   scope.get(

@@ -1,5 +1,6 @@
 import type { Alert, AlertsQuery } from '../../../api/schemas/monitoring.ts';
 import { requireProject } from '../access.ts';
+import { readPage, type ListPage } from '../pagination.ts';
 import type { Actor, Deps } from '../deps.ts';
 import { toAlert } from './alerts.ts';
 
@@ -9,19 +10,14 @@ export async function listAlerts(
   actor: Actor,
   projectId: string,
   q: AlertsQuery,
-): Promise<{ items: Alert[]; total: number }> {
+): Promise<ListPage<Alert>> {
   const { project } = await requireProject(deps, actor, projectId, 'viewer');
   let base = deps.db.selectFrom('alerts').where('project_id', '=', project.id);
   if (q.status) base = base.where('status', '=', q.status);
-  const [rows, count] = await Promise.all([
-    base
-      .selectAll()
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(q.limit)
-      .offset((q.page - 1) * q.limit)
-      .execute(),
-    base.select((eb) => eb.fn.countAll<string | number>().as('n')).executeTakeFirstOrThrow(),
-  ]);
-  return { items: rows.map(toAlert), total: Number(count.n) };
+  const page = await readPage(base.selectAll(), base, q, {
+    time: 'created_at',
+    id: 'id',
+    key: (r) => [r.created_at, r.id],
+  });
+  return { ...page, items: page.items.map(toAlert) };
 }

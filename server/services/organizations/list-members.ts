@@ -1,5 +1,7 @@
 import type { Member } from '../../../api/schemas/organizations.ts';
+import type { PageQuery } from '../../../api/schemas/common.ts';
 import type { Actor, Deps } from '../deps.ts';
+import { readPage, type ListPage } from '../pagination.ts';
 import { requireOrganization } from './find-organization.ts';
 import { toMember } from './to-member.ts';
 
@@ -8,19 +10,14 @@ export async function listMembers(
   deps: Deps,
   actor: Actor,
   idOrName: string,
-  page: { limit: number; offset: number },
-): Promise<{ items: Member[]; total: number }> {
+  q: PageQuery,
+): Promise<ListPage<Member>> {
   const { org } = await requireOrganization(deps, actor, idOrName, 'viewer');
   const base = deps.db.selectFrom('memberships').where('organization_id', '=', org.id);
-  const [rows, count] = await Promise.all([
-    base
-      .selectAll()
-      .orderBy('invited_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute(),
-    base.select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow(),
-  ]);
-  return { items: rows.map(toMember), total: Number(count.n) };
+  const page = await readPage(base.selectAll(), base, q, {
+    time: 'invited_at',
+    id: 'id',
+    key: (r) => [r.invited_at, r.id],
+  });
+  return { ...page, items: page.items.map(toMember) };
 }

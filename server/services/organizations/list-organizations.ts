@@ -1,23 +1,20 @@
+import type { PageQuery } from '../../../api/schemas/common.ts';
 import type { Organization } from '../../../api/schemas/organizations.ts';
 import type { Actor, Deps } from '../deps.ts';
+import { readPage, type ListPage } from '../pagination.ts';
 import { organizationsOf, selectOrganizations, toOrganization } from './load-organizations.ts';
 
 /** The caller's organizations, newest first. */
 export async function listOrganizations(
   deps: Deps,
   actor: Actor,
-  page: { limit: number; offset: number },
-): Promise<{ items: Organization[]; total: number }> {
-  const [rows, count] = await Promise.all([
-    selectOrganizations(deps.db, actor.userId)
-      .orderBy('o.created_at', 'desc')
-      .orderBy('o.id', 'desc')
-      .limit(page.limit)
-      .offset(page.offset)
-      .execute(),
-    organizationsOf(deps.db, actor.userId)
-      .select((eb) => eb.fn.countAll().as('n'))
-      .executeTakeFirstOrThrow(),
-  ]);
-  return { items: rows.map(toOrganization), total: Number(count.n) };
+  q: PageQuery,
+): Promise<ListPage<Organization>> {
+  const page = await readPage(
+    selectOrganizations(deps.db, actor.userId),
+    organizationsOf(deps.db, actor.userId),
+    q,
+    { time: 'o.created_at', id: 'o.id', key: (r) => [r.created_at, r.id] },
+  );
+  return { ...page, items: page.items.map(toOrganization) };
 }

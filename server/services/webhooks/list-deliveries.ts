@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { Delivery, ListDeliveriesQuery } from '../../../api/schemas/webhooks.ts';
 import type { Database } from '../../store/schema.ts';
+import { readPage, type ListPage } from '../pagination.ts';
 import type { Actor, Deps } from '../deps.ts';
 import { requireWebhook } from './require-webhook.ts';
 import { toDelivery, type AttemptRow, type DeliveryRow } from './to-webhook.ts';
@@ -31,7 +32,7 @@ export async function listDeliveries(
   projectId: string,
   webhookId: string,
   q: ListDeliveriesQuery,
-): Promise<{ items: Delivery[]; total: number }> {
+): Promise<ListPage<Delivery>> {
   const { webhook } = await requireWebhook(deps, actor, projectId, webhookId, 'viewer');
   // One snapshot for the deliveries and their attempts: on PostgreSQL two separate reads could see
   // a delivery still pending beside the attempt that already ended it.
@@ -39,16 +40,11 @@ export async function listDeliveries(
   if (deps.store.dialect.name === 'postgres') read = read.setIsolationLevel('repeatable read');
   return read.execute(async (tx) => {
     const base = tx.selectFrom('webhook_deliveries').where('webhook_id', '=', webhook.id);
-    const rows = await base
-      .selectAll()
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(q.limit)
-      .offset((q.page - 1) * q.limit)
-      .execute();
-    const count = await base
-      .select((eb) => eb.fn.countAll<string | number>().as('n'))
-      .executeTakeFirstOrThrow();
-    return { items: await withAttempts(tx, rows), total: Number(count.n) };
+    const page = await readPage(base.selectAll(), base, q, {
+      time: 'created_at',
+      id: 'id',
+      key: (r) => [r.created_at, r.id],
+    });
+    return { ...page, items: await withAttempts(tx, page.items) };
   });
 }

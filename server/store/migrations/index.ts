@@ -14,6 +14,7 @@ import { buildCache } from './010_build_cache.ts';
 import { dashboardSessions } from './011_dashboard_sessions.ts';
 import { githubEvents } from './012_github_events.ts';
 import { trustPolicies } from './013_trust_policies.ts';
+import { listIndexes } from './014_list_indexes.ts';
 
 /** Every migration in order; names sort as they run. Data migrations that encrypt use `cipher`. */
 export function allMigrations(d: DialectHelpers, cipher: Cipher): Record<string, Migration> {
@@ -31,5 +32,6 @@ export function allMigrations(d: DialectHelpers, cipher: Cipher): Record<string,
     '011_dashboard_sessions': dashboardSessions,
     '012_github_events': githubEvents(d),
     '013_trust_policies': trustPolicies,
+    '014_list_indexes': listIndexes,
   };
 }

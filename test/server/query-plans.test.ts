@@ -1,0 +1,187 @@
+import { CompiledQuery, sql, type Kysely, type KyselyPlugin } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createJobQueue } from '../../server/jobs/queue.ts';
+import { pruneFinishedJobs } from '../../server/jobs/prune-jobs.ts';
+import { getBilling } from '../../server/payments/get-billing.ts';
+import { listDeployments } from '../../server/services/deployments/list-deployments.ts';
+import type { Actor, Deps } from '../../server/services/deps.ts';
+import { listDomains } from '../../server/services/domains/list-domains.ts';
+import { listEnvVars } from '../../server/services/env/list-env-vars.ts';
+import { listAlerts } from '../../server/services/monitoring/list-alerts.ts';
+import { listMembers } from '../../server/services/organizations/list-members.ts';
+import { encodeCursor } from '../../server/services/pagination.ts';
+import { listProjects } from '../../server/services/projects.ts';
+import { listTokens } from '../../server/services/users.ts';
+import { listDeliveries } from '../../server/services/webhooks/list-deliveries.ts';
+import { listWebhooks } from '../../server/services/webhooks/list-webhooks.ts';
+import type { Database } from '../../server/store/schema.ts';
+import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { testDialect } from '../helpers/database.ts';
+
+/**
+ * The plans of the hot queries, read from the database itself (EXPLAIN of the exact SQL the
+ * services send, captured on the way out): each must read its rows in order from the named index,
+ * without a scan of the table or a sort of every match, so a change that loses an index fails here
+ * on both databases. docs/performance.md#data-growth lists them.
+ */
+describe(`query plans (${testDialect()})`, () => {
+  let t: TestApp;
+  let actor: Actor;
+  let projectId: string;
+  let orgId: string;
+  let webhookId: string;
+  let traced: Deps;
+  const seen: CompiledQuery[] = [];
+
+  beforeAll(async () => {
+    t = await createTestApp();
+    const alice = await t.user('alice@example.com');
+    actor = { userId: alice.userId, email: alice.email, tokenId: '' };
+    orgId = alice.orgId;
+    const project = await t.call(alice, 'POST', '/v1/projects', {
+      name: 'plans',
+      repositoryUrl: 'https://example.com/repo.git',
+      organizationId: orgId,
+    });
+    if (project.status !== 201) throw new Error(JSON.stringify(project.body));
+    projectId = project.body.data.id;
+    const hook = await t.call(alice, 'POST', `/v1/projects/${projectId}/webhooks`, {
+      url: 'https://hooks.example.com/slipway',
+      events: ['deployment.success'],
+      secret: 'a-webhook-secret-of-some-length',
+    });
+    if (hook.status !== 201) throw new Error(JSON.stringify(hook.body));
+    webhookId = hook.body.data.id;
+    const capture: KyselyPlugin = {
+      transformQuery(args) {
+        seen.push(t.deps.db.getExecutor().compileQuery(args.node, args.queryId));
+        return args.node;
+      },
+      transformResult: async (args) => args.result,
+    };
+    traced = { ...t.deps, db: t.deps.db.withPlugin(capture) };
+  });
+  afterAll(() => t.close());
+
+  /** The last statement `run` sent that reads `table` in some order. */
+  async function captured(table: string, run: () => Promise<unknown>): Promise<CompiledQuery> {
+    seen.length = 0;
+    await run();
+    const q = seen.filter((c) => c.sql.includes(`from "${table}"`) && /order by/i.test(c.sql)).at(-1);
+    if (!q) throw new Error(`no ordered read of ${table} among:\n${seen.map((c) => c.sql).join('\n')}`);
+    return q;
+  }
+
+  async function plan(
+    db: Kysely<Database>,
+    q: CompiledQuery,
+    opts: { sort?: boolean } = {},
+  ): Promise<string> {
+    if (testDialect() === 'sqlite') {
+      const res = await db.executeQuery<{ detail: string }>(
+        CompiledQuery.raw(`explain query plan ${q.sql}`, [...q.parameters]),
+      );
+      return res.rows.map((r) => r.detail).join('\n');
+    }
+    // Tables here are tiny, so PostgreSQL would rightly scan them: forbid the scan and the sort to
+    // see whether an index can give the rows in order (an index plan exists, or a sort remains).
+    return db.transaction().execute(async (tx) => {
+      await sql`set local enable_seqscan = off`.execute(tx);
+      if (!opts.sort) await sql`set local enable_sort = off`.execute(tx);
+      await sql`set local enable_bitmapscan = off`.execute(tx);
+      const res = await tx.executeQuery<{ 'QUERY PLAN': string }>(
+        CompiledQuery.raw(`explain ${q.sql}`, [...q.parameters]),
+      );
+      return res.rows.map((r) => r['QUERY PLAN']).join('\n');
+    });
+  }
+
+  /** The plan reads `table` through `index`, in order: no full scan, no sort. */
+  async function expectIndexOrder(table: string, index: string, run: () => Promise<unknown>) {
+    const text = await plan(t.deps.db, await captured(table, run));
+    if (testDialect() === 'sqlite') {
+      expect(text, text).toMatch(new RegExp(`(SEARCH|SCAN) ${table} USING (COVERING )?INDEX ${index}\\b`));
+      expect(text, text).not.toMatch(/TEMP B-TREE/);
+    } else {
+      expect(text, text).toMatch(new RegExp(`Index (Only )?Scan( Backward)? using ${index} on ${table}`));
+      expect(text, text).not.toMatch(/Seq Scan|\bSort\b(?! Key)|Sort Key/);
+    }
+  }
+
+  const q = { page: 1, limit: 10 };
+  const cursor = encodeCursor('2026-11-01T00:00:00.000Z', 'dpl_zzzzzzzzzzzzzzzzzzzz');
+
+  it('deployments: every filter, by page and by cursor', async () => {
+    const list = (extra: object) => () => listDeployments(traced, actor, projectId, { ...q, ...extra });
+    await expectIndexOrder('deployments', 'deployments_list', list({}));
+    await expectIndexOrder('deployments', 'deployments_list', list({ page: 500 }));
+    await expectIndexOrder('deployments', 'deployments_list', list({ cursor }));
+    await expectIndexOrder('deployments', 'deployments_list_status', list({ status: 'failed', cursor }));
+    await expectIndexOrder('deployments', 'deployments_list_target', list({ target: 'preview' }));
+    await expectIndexOrder('deployments', 'deployments_list_branch', list({ branch: 'main', cursor }));
+  });
+
+  it('deployments by commit prefix: a range on the commit index', async () => {
+    const text = await plan(
+      t.deps.db,
+      await captured('deployments', () =>
+        listDeployments(traced, actor, projectId, { ...q, commitHash: 'abcdef0' }),
+      ),
+      { sort: true },
+    );
+    // Only the matches are sorted, never the project's whole history. PostgreSQL weighs this
+    // range against reading deployments_list in order by its statistics (on an empty table the
+    // ordered read wins); either way an index bounds it to the project.
+    if (testDialect() === 'sqlite') {
+      expect(text, text).toMatch(
+        /SEARCH deployments USING INDEX deployments_commit \(project_id=\? AND commit_hash>\? AND commit_hash<\?\)/,
+      );
+    } else {
+      expect(text, text).toMatch(
+        /Index (Only )?Scan( Backward)? using deployments_(commit|list) on deployments/,
+      );
+      expect(text, text).not.toMatch(/Seq Scan/);
+    }
+  });
+
+  it('every other list', async () => {
+    await expectIndexOrder('projects', 'projects_list', () =>
+      listProjects(traced, actor, { ...q, org: orgId }),
+    );
+    await expectIndexOrder('projects', 'projects_list_status', () =>
+      listProjects(traced, actor, { ...q, org: orgId, status: 'suspended' }),
+    );
+    await expectIndexOrder('domains', 'domains_list', () =>
+      listDomains(traced, actor, projectId, { ...q, cursor }),
+    );
+    await expectIndexOrder('webhooks', 'webhooks_list', () => listWebhooks(traced, actor, projectId, q));
+    await expectIndexOrder('webhook_deliveries', 'webhook_deliveries_list', () =>
+      listDeliveries(traced, actor, projectId, webhookId, { ...q, cursor }),
+    );
+    await expectIndexOrder('alerts', 'alerts_list', () => listAlerts(traced, actor, projectId, q));
+    await expectIndexOrder('alerts', 'alerts_list_status', () =>
+      listAlerts(traced, actor, projectId, { ...q, status: 'active' }),
+    );
+    await expectIndexOrder('env_vars', 'env_vars_list', () => listEnvVars(traced, actor, projectId, q));
+    await expectIndexOrder('env_vars', 'env_vars_list_environment', () =>
+      listEnvVars(traced, actor, projectId, { ...q, environment: 'preview' }),
+    );
+    await expectIndexOrder('tokens', 'tokens_list', () => listTokens(traced, actor, q));
+    await expectIndexOrder('memberships', 'memberships_list', () => listMembers(traced, actor, orgId, q));
+    await expectIndexOrder('ledger_entries', 'ledger_entries_list', () =>
+      getBilling(traced, actor, orgId, q),
+    );
+  });
+
+  it('a job claim reads open jobs only; pruning reads finished ones only', async () => {
+    const queue = createJobQueue(traced.db, t.deps.store.dialect, t.deps.clock);
+    await expectIndexOrder('jobs', 'jobs_open', () => queue.claim(['build'], 'w1', 1000));
+    seen.length = 0;
+    await pruneFinishedJobs(traced);
+    const prune = seen.find((c) => /^delete from "jobs"/.test(c.sql));
+    const text = await plan(t.deps.db, prune!);
+    if (testDialect() === 'sqlite')
+      expect(text, text).toMatch(/SEARCH jobs USING (COVERING )?INDEX jobs_finished \(updated_at<\?\)/);
+    else expect(text, text).toMatch(/Index (Only )?Scan using jobs_finished on jobs/);
+  });
+});
