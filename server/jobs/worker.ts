@@ -39,13 +39,21 @@ export function startWorker(
   let running = true;
   const inFlight = new Map<string, { promise: Promise<void>; abort: AbortController; kind: string }>();
   const wakers = new Map<string, () => void>();
+  // Kinds woken while their loop was claiming: the next wait returns at once, so a job enqueued
+  // during a claim that missed it is not left for the poll.
+  const missedWakes = new Set<string>();
+  const wake = (kind: string) => {
+    const waker = wakers.get(kind);
+    if (waker) waker();
+    else missedWakes.add(kind);
+  };
   const idleWaiters: (() => void)[] = [];
 
   const checkIdle = () => {
     if (inFlight.size === 0) idleWaiters.splice(0).forEach((r) => r());
   };
 
-  const unsubscribe = deps.queue.onNotify((kind) => wakers.get(kind)?.());
+  const unsubscribe = deps.queue.onNotify(wake);
 
   async function runOne(handler: JobHandler, job: Job) {
     const leaseMs = handler.leaseMs ?? deps.config.jobLeaseMs;
@@ -82,7 +90,7 @@ export function startWorker(
       .finally(() => {
         lease.stop();
         inFlight.delete(job.id);
-        wakers.get(handler.kind)?.();
+        wake(handler.kind);
         checkIdle();
       });
     inFlight.set(job.id, { promise, abort, kind: handler.kind });
@@ -127,6 +135,7 @@ export function startWorker(
   async function loop(handler: JobHandler) {
     const active = () => [...inFlight.values()].filter((f) => f.kind === handler.kind).length;
     while (running) {
+      missedWakes.delete(handler.kind);
       let claimed = false;
       if (active() < handler.concurrency) {
         try {
@@ -144,6 +153,7 @@ export function startWorker(
       if (claimed) continue;
       // stop() may have run while the claim was in flight: do not start a poll-long wait then.
       if (!running) break;
+      if (missedWakes.has(handler.kind)) continue;
       await new Promise<void>((resolve) => {
         const timer = setTimeout(done, pollMs);
         function done() {

@@ -8,8 +8,9 @@ import { evaluateErrorRates } from './error-rate-alert.ts';
 import { isStale, type PeriodicJob } from './periodic-jobs.ts';
 import { probeProductionUrls } from './probe-production.ts';
 import { pruneMonitoringData } from './prune.ts';
+import { pruneFinishedJobs } from '../jobs/prune-jobs.ts';
 
-/** The periodic monitoring run: probes, alert rules, pruning (expired domain claims, unused uploads and dashboard sessions too). */
+/** The periodic monitoring run: probes, alert rules, pruning (expired domain claims, unused uploads, dashboard sessions and finished jobs too). */
 export const MONITORING_TICK_JOB = 'monitoring.tick';
 
 type TickDeps = Pick<Deps, 'db' | 'clock' | 'config' | 'urls' | 'log'>;
@@ -33,6 +34,7 @@ export async function runMonitoringTick(
     ['unused_uploads', () => cleanUploads(deps)],
     ['expired_sessions', () => deleteExpiredSessions(deps)],
     ['finished_github_events', () => pruneGitHubEvents(deps)],
+    ['finished_jobs', () => pruneFinishedJobs(deps)],
   ];
   let first: Error | undefined;
   for (const [name, step] of steps) {
