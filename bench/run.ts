@@ -4,6 +4,7 @@ import { benchBot } from './bot.ts';
 import { benchBuildCache } from './build-cache.ts';
 import { benchBuilds } from './builds.ts';
 import { benchDashboard } from './dashboard.ts';
+import { benchData } from './data.ts';
 import { benchEdge } from './edge.ts';
 import { benchEdgeFlood } from './edge-flood.ts';
 import { benchRecording } from './monitoring.ts';
@@ -29,6 +30,7 @@ const suites: Record<string, () => Promise<string>> = {
   upload: () => benchUpload(),
   'build-cache': () => benchBuildCache(),
   dashboard: () => benchDashboard(),
+  data: () => benchData(),
 };
 
 for (const [name, run] of Object.entries(suites)) {

@@ -26,15 +26,10 @@ export async function storeSite(root: string, files: Record<string, string | Buf
   }
 }
 
-/** Inserts a project row straight into the database; returns it. */
-export async function insertProject(
-  t: TestApp,
-  orgId: string,
-  values: Partial<ProjectsTable> = {},
-): Promise<ProjectsTable> {
-  const now = t.deps.clock.now().toISOString();
+/** A project row (active, with a random name), for inserts straight into the database. */
+export function projectRow(orgId: string, now: string, values: Partial<ProjectsTable> = {}): ProjectsTable {
   const name = values.name ?? `p-${randomString(8)}`;
-  const row: ProjectsTable = {
+  return {
     id: newId('prj'),
     organization_id: orgId,
     name,
@@ -54,18 +49,26 @@ export async function insertProject(
     deleted_at: null,
     ...values,
   };
+}
+
+/** Inserts a project row straight into the database; returns it. */
+export async function insertProject(
+  t: TestApp,
+  orgId: string,
+  values: Partial<ProjectsTable> = {},
+): Promise<ProjectsTable> {
+  const row = projectRow(orgId, t.deps.clock.now().toISOString(), values);
   await t.deps.db.insertInto('projects').values(row).execute();
   return row;
 }
 
-/** Inserts a deployment row (live, production, with a random host) straight into the database. */
-export async function insertDeployment(
-  t: TestApp,
+/** A deployment row (live, production, with a random host), for inserts straight into the database. */
+export function deploymentRow(
   projectId: string,
+  now: string,
   values: Partial<DeploymentsTable> = {},
-): Promise<DeploymentsTable> {
-  const now = t.deps.clock.now().toISOString();
-  const row: DeploymentsTable = {
+): DeploymentsTable {
+  return {
     id: newId('dpl'),
     project_id: projectId,
     status: 'live',
@@ -96,6 +99,15 @@ export async function insertDeployment(
     use_cache: 1,
     ...values,
   };
+}
+
+/** Inserts a deployment row (live, production, with a random host) straight into the database. */
+export async function insertDeployment(
+  t: TestApp,
+  projectId: string,
+  values: Partial<DeploymentsTable> = {},
+): Promise<DeploymentsTable> {
+  const row = deploymentRow(projectId, t.deps.clock.now().toISOString(), values);
   await t.deps.db.insertInto('deployments').values(row).execute();
   return row;
 }
