@@ -7,6 +7,7 @@ import { authenticate } from './auth.ts';
 import { checkScope, type ScopedAccess } from './scope.ts';
 import { beginIdempotentRequest, idempotencyHooks } from './idempotency.ts';
 import { consumeRateLimit } from './rate-limit.ts';
+import { presentHeaders, sendEventStream, type SseFrame } from './sse.ts';
 import { parseOrThrow } from './validation.ts';
 import { nextLink } from '../services/pagination.ts';
 
@@ -36,7 +37,9 @@ export type HandlerResult =
   | { kind: 'data'; data: unknown; status?: number; meta?: PageMeta }
   | { kind: 'list'; data: unknown[]; meta: PageMeta }
   | { kind: 'deleted'; message: string }
-  /** The handler already sent the reply (plain text, streams). */
+  /** A `text/event-stream`: the route writes the frames; `signal` aborts when the client goes away. */
+  | { kind: 'events'; events: (signal: AbortSignal) => AsyncIterable<SseFrame[]> }
+  /** The handler already sent the reply (plain text, raw bytes). */
   | { kind: 'sent' };
 
 export interface RouteSpec<
@@ -132,6 +135,14 @@ export function registerRoutes(app: FastifyInstance, deps: Deps, specs: RouteSpe
         }
         switch (result.kind) {
           case 'sent':
+            return reply;
+          case 'events':
+            // From here on the stream writes the raw response; headers set so far go along with it.
+            reply.hijack();
+            await sendEventStream(reply.raw, result.events, {
+              headers: presentHeaders(reply.getHeaders()),
+              log: deps.log,
+            });
             return reply;
           case 'deleted':
             return reply.status(200).send({ success: true, message: result.message });

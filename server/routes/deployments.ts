@@ -7,6 +7,7 @@ import {
   LogsQuery,
   RollbackBody,
 } from '../../api/schemas/deployments.ts';
+import { logFrames } from '../http/log-frames.ts';
 import { route } from '../http/route.ts';
 import { pageMeta } from '../services/pagination.ts';
 import { createDeployment } from '../services/deployments/create-deployment.ts';
@@ -75,17 +76,13 @@ export const deploymentRoutes = [
     params: DeploymentParams,
     query: LogsQuery,
     response: DeploymentLogs,
-    handler: async ({ deps, actor, params, query, req, reply }) => {
+    handler: async ({ deps, actor, params, query, req }) => {
       if (!query.follow) {
         return { kind: 'data', data: await readLogs(deps, actor, params.deploymentId, query) };
       }
       const afterId = parseLastEventId(req.headers['last-event-id']);
-      await followLogs(deps, actor, params.deploymentId, { ...query, afterId }, () => {
-        // From here on the stream writes the raw response; headers set so far go along with it.
-        reply.hijack();
-        return { res: reply.raw, headers: reply.getHeaders() };
-      });
-      return { kind: 'sent' };
+      const events = await followLogs(deps, actor, params.deploymentId, { ...query, afterId });
+      return { kind: 'events', events: (signal) => logFrames(events(signal)) };
     },
   }),
   route({

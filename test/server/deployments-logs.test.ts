@@ -9,7 +9,9 @@ import {
   markFailed,
   markLive,
 } from '../../server/services/deployments/deployment-state.ts';
-import { streamLogs } from '../../server/services/deployments/follow-logs.ts';
+import { logFrames } from '../../server/http/log-frames.ts';
+import { sendEventStream } from '../../server/http/sse.ts';
+import { logEvents } from '../../server/services/deployments/follow-logs.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { addMember } from '../helpers/members.ts';
 
@@ -314,13 +316,12 @@ describe('deployment logs', () => {
       await appendLog(t.deps, id, 'build', ['waiting']);
       let streaming: Promise<void> | undefined;
       const server: Server = createServer((_req, res) => {
-        streaming = streamLogs(t.deps, res, id, {
-          type: 'build',
-          tail: 10,
+        streaming = sendEventStream(
+          res,
           // Polling this rarely, only the in-process wake-up can deliver the next line in time.
-          pollMs: 60_000,
-          heartbeatMs: 30,
-        });
+          (signal) => logFrames(logEvents(t.deps, id, { type: 'build', tail: 10, pollMs: 60_000 }, signal)),
+          { heartbeatMs: 30, log: t.deps.log },
+        );
       });
       await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
       try {
@@ -329,11 +330,11 @@ describe('deployment logs', () => {
         const text = await stream.until((s) => s.includes(': heartbeat\n\n'));
         expect(lines(text)).toEqual(['waiting']);
         await appendLog(t.deps, id, 'build', ['woken']);
-        await stream.until((s) => lines(s).includes('woken'), 2000);
+        await stream.until((s) => lines(s).includes('woken'), 20_000);
         stream.abort();
         const ended = await Promise.race([
           streaming!.then(() => 'ended'),
-          new Promise((ok) => setTimeout(() => ok('still running'), 2000)),
+          new Promise((ok) => setTimeout(() => ok('still running'), 20_000)),
         ]);
         expect(ended).toBe('ended');
       } finally {

@@ -5,7 +5,9 @@ import { LogType } from '../../../api/schemas/deployments.ts';
 import type { Project } from '../../../api/schemas/projects.ts';
 import { createDeployment } from '../../services/deployments/create-deployment.ts';
 import { requireDeployment } from '../../services/deployments/find-deployment.ts';
-import { parseLastEventId, streamLogs } from '../../services/deployments/follow-logs.ts';
+import { logEvents, parseLastEventId } from '../../services/deployments/follow-logs.ts';
+import { logFrames } from '../../http/log-frames.ts';
+import { sendEventStream } from '../../http/sse.ts';
 import { getDeployment } from '../../services/deployments/get-deployment.ts';
 import { promoteDeployment } from '../../services/deployments/promote-deployment.ts';
 import { rollbackDeployment } from '../../services/deployments/rollback-deployment.ts';
@@ -74,26 +76,33 @@ export function deploymentRoutes(scope: FastifyInstance, kit: Kit): void {
       const after =
         parseLastEventId(req.headers['last-event-id']) ??
         parseLastEventId((req.query as { after?: string }).after);
+      // The stream ends once the session does, or the reader leaves the organization.
+      const checkAccess = async () => {
+        const still = await readSession(deps, req.headers.cookie);
+        if (!still) return 'signed out';
+        try {
+          await requireDeployment(deps, still.actor, deployment.id, 'viewer');
+          return null;
+        } catch (err) {
+          if (err instanceof ApiError) return 'no longer a member of the organization';
+          throw err;
+        }
+      };
       reply.hijack();
-      await streamLogs(deps, reply.raw, deployment.id, {
-        type: 'build',
-        tail: 2000,
-        afterId: after,
-        headers: { 'cache-control': 'no-store' },
-        render: ansiToHtml,
-        // The stream ends once the session does, or the reader leaves the organization.
-        checkAccess: async () => {
-          const still = await readSession(deps, req.headers.cookie);
-          if (!still) return 'signed out';
-          try {
-            await requireDeployment(deps, still.actor, deployment.id, 'viewer');
-            return null;
-          } catch (err) {
-            if (err instanceof ApiError) return 'no longer a member of the organization';
-            throw err;
-          }
-        },
-      });
+      await sendEventStream(
+        reply.raw,
+        (signal) =>
+          logFrames(
+            logEvents(
+              deps,
+              deployment.id,
+              { type: 'build', tail: 2000, afterId: after, checkAccess },
+              signal,
+            ),
+            ansiToHtml,
+          ),
+        { log: deps.log },
+      );
       return reply;
     }),
   );

@@ -1,4 +1,3 @@
-import type { OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { ApiError } from '../../../api/errors.ts';
 import type { LogStreamEnd, LogType } from '../../../api/schemas/deployments.ts';
 import type { Actor, Deps } from '../deps.ts';
@@ -7,8 +6,8 @@ import { linesAfter, tailLines, type LogLine } from './deployment-logs.ts';
 import { requireDeployment } from './find-deployment.ts';
 
 /** How a log stream behaves; the defaults are what the API uses, tests shorten them. */
-export interface StreamOptions {
-  /** Which log to stream. */
+export interface FollowOptions {
+  /** Which log to follow. */
   type: LogType;
   /** Lines of history sent first. */
   tail: number;
@@ -16,29 +15,22 @@ export interface StreamOptions {
   afterId?: number | undefined;
   /** Fallback poll of the database, for lines written by other processes. */
   pollMs?: number;
-  /** A comment line this often keeps proxies from closing an idle stream. */
-  heartbeatMs?: number;
-  /** Headers to send along with the stream's own (request id, rate limit). */
-  headers?: OutgoingHttpHeaders;
   /**
    * Asked every `accessCheckMs` whether the reader may still read: null, or why not (the member
    * was removed, the token revoked), which ends the stream.
    */
   checkAccess?: () => Promise<string | null>;
   accessCheckMs?: number;
-  /** How a line is written into its event; default as it is (the dashboard sends it as HTML). */
-  render?: (line: string) => string;
 }
+
+/** What a log follower sees: new lines, then the end or why it may read no more. */
+export type LogEvent =
+  | { type: 'lines'; lines: LogLine[] }
+  | { type: 'end'; end: LogStreamEnd }
+  | { type: 'refused'; reason: string };
 
 const BATCH = 1000;
 const FINAL = new Set(['live', 'failed']);
-
-/** One log line as an SSE event; a line holding line breaks becomes several `data:` fields. */
-const lineEvent = (l: LogLine, render: (line: string) => string = (x) => x) =>
-  `id: ${l.id}\n${render(l.line)
-    .split(/\r\n|\r|\n/)
-    .map((part) => `data: ${part}\n`)
-    .join('')}\n`;
 
 /** `Last-Event-ID` as a line id, when it is one. */
 export function parseLastEventId(header: string | string[] | undefined): number | undefined {
@@ -47,82 +39,50 @@ export function parseLastEventId(header: string | string[] | undefined): number 
 }
 
 /**
- * Streams a deployment's log as `text/event-stream`: the last `tail` lines, then every new
- * line as it is appended, then `event: end` with the final state once the deployment is live
- * or failed. It wakes on appends in this process and polls for the others; it stops when the
- * client goes away. It never throws: once the stream has begun, an error can only end it.
+ * A deployment's log as it grows: the last `tail` lines, then every new line as it is appended,
+ * then its final state once the deployment is live or failed. It wakes on appends in this
+ * process, polls for the others, and stops when `signal` aborts (the reader went away). How the
+ * events are written (SSE frames) is the route's business.
  */
-export async function streamLogs(
-  deps: Pick<Deps, 'db' | 'log'>,
-  res: ServerResponse,
+export async function* logEvents(
+  deps: Pick<Deps, 'db'>,
   deploymentId: string,
-  opts: StreamOptions,
-): Promise<void> {
+  opts: FollowOptions,
+  signal: AbortSignal,
+): AsyncGenerator<LogEvent> {
   const pollMs = opts.pollMs ?? 250;
-  const heartbeatMs = opts.heartbeatMs ?? 15_000;
   const accessCheckMs = opts.accessCheckMs ?? 5_000;
   let accessCheckedAt = Date.now();
-  let closed = false;
   let poked = false;
   let wake: (() => void) | undefined;
-
   const poke = () => {
     poked = true;
     wake?.();
   };
-  const onClose = () => {
-    closed = true;
-    wake?.();
-  };
-  /** Sleeps until poked, closed or `pollMs` passed; a poke that came while we worked counts. */
+  /** Sleeps until poked, aborted or `pollMs` passed; a poke that came while we worked counts. */
   const rest = () =>
     new Promise<void>((resolve) => {
-      if (poked || closed) return resolve();
+      if (poked || signal.aborted) return resolve();
       const done = () => {
         clearTimeout(timer);
+        signal.removeEventListener('abort', done);
         wake = undefined;
         resolve();
       };
       const timer = setTimeout(done, pollMs);
+      signal.addEventListener('abort', done);
       wake = done;
     });
-  /** Writes, then waits for the socket to drain so a slow reader cannot make us buffer a whole log. */
-  const send = async (chunk: string) => {
-    if (closed || chunk === '') return;
-    if (res.write(chunk)) return;
-    await new Promise<void>((resolve) => {
-      const done = () => {
-        res.off('drain', done);
-        res.off('close', done);
-        resolve();
-      };
-      res.on('drain', done);
-      res.on('close', done);
-    });
-  };
 
-  res.on('close', onClose);
   const unsubscribe = onDeploymentActivity(deploymentId, poke);
-  const heartbeat = setInterval(() => {
-    if (!closed) res.write(': heartbeat\n\n');
-  }, heartbeatMs);
   try {
-    res.writeHead(200, {
-      ...opts.headers,
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache, no-transform',
-      connection: 'keep-alive',
-      // nginx buffers responses unless told otherwise, which would hold lines back.
-      'x-accel-buffering': 'no',
-    });
-    res.flushHeaders();
     let lastId = opts.afterId ?? 0;
     if (opts.afterId === undefined) {
       const history = await tailLines(deps, deploymentId, opts.type, opts.tail);
-      await send(history.map((l) => lineEvent(l, opts.render)).join(''));
+      if (history.length) yield { type: 'lines', lines: history };
       lastId = history.at(-1)?.id ?? 0;
     }
-    while (!closed) {
+    while (!signal.aborted) {
       poked = false;
       // The state is read before the lines: every line written before the deployment ended is
       // then already visible, so the last batch below is complete when the state is final.
@@ -133,12 +93,11 @@ export async function streamLogs(
         .where('deployments.id', '=', deploymentId)
         .executeTakeFirst();
       const lines = await linesAfter(deps, deploymentId, opts.type, lastId, BATCH);
-      await send(lines.map((l) => lineEvent(l, opts.render)).join(''));
+      if (lines.length) yield { type: 'lines', lines };
       lastId = lines.at(-1)?.id ?? lastId;
       if (lines.length === BATCH) continue;
       if (state && FINAL.has(state.status)) {
-        const end: LogStreamEnd = { status: state.status, errorMessage: state.error_message };
-        await send(`event: end\ndata: ${JSON.stringify(end)}\n\n`);
+        yield { type: 'end', end: { status: state.status, errorMessage: state.error_message } };
         return;
       }
       // A deleted project's deployment never finishes: close without claiming a final state.
@@ -148,42 +107,34 @@ export async function streamLogs(
         accessCheckedAt = Date.now();
         const refusal = await opts.checkAccess();
         if (refusal) {
-          // A comment, then the end: a client that reconnects gets the API's 401 or 404 in words.
-          await send(`: ${refusal}\n\n`);
+          yield { type: 'refused', reason: refusal };
           return;
         }
       }
     }
-  } catch (err) {
-    deps.log.error({ err, deploymentId }, 'log stream failed');
   } finally {
-    clearInterval(heartbeat);
     unsubscribe();
-    res.off('close', onClose);
-    if (!res.writableEnded) res.end();
   }
 }
 
 /**
  * `GET /deployments/<id>/logs?follow=true`: checks access while errors can still be answered
- * normally, then calls `open` (which takes the response over from the framework) and streams.
+ * normally, then gives the events to stream, ending when the reader loses access.
  */
 export async function followLogs(
   deps: Deps,
   actor: Actor,
   deploymentId: string,
   q: { type: LogType; tail: number; afterId?: number | undefined },
-  open: () => { res: ServerResponse; headers: Record<string, string | number | string[] | undefined> },
-): Promise<void> {
+): Promise<(signal: AbortSignal) => AsyncGenerator<LogEvent>> {
   const { deployment } = await requireDeployment(deps, actor, deploymentId, 'viewer');
-  const { res, headers } = open();
-  const present: OutgoingHttpHeaders = {};
-  for (const [name, value] of Object.entries(headers)) if (value !== undefined) present[name] = value;
-  await streamLogs(deps, res, deployment.id, {
-    ...q,
-    headers: present,
-    checkAccess: () => stillAllowed(deps, actor, deployment.id),
-  });
+  return (signal) =>
+    logEvents(
+      deps,
+      deployment.id,
+      { ...q, checkAccess: () => stillAllowed(deps, actor, deployment.id) },
+      signal,
+    );
 }
 
 /**
