@@ -227,6 +227,8 @@ const EnvSchema = z.object({
   SLIPWAY_HEALTH_INTERVAL: duration('SLIPWAY_HEALTH_INTERVAL', '60s'),
   SLIPWAY_DOMAIN_CLAIM_TTL: duration('SLIPWAY_DOMAIN_CLAIM_TTL', '7d'),
   SLIPWAY_JOB_RETENTION: duration('SLIPWAY_JOB_RETENTION', '7d'),
+  SLIPWAY_IDEMPOTENCY_TTL: duration('SLIPWAY_IDEMPOTENCY_TTL', '24h'),
+  SLIPWAY_IDEMPOTENCY_WAIT: duration('SLIPWAY_IDEMPOTENCY_WAIT', '5s'),
   SLIPWAY_SESSION_TTL: duration('SLIPWAY_SESSION_TTL', '7d'),
   SLIPWAY_OIDC_ISSUER: z
     .string()
@@ -410,6 +412,10 @@ function toConfig(env: z.infer<typeof EnvSchema>) {
     domainClaimTtlMs: env.SLIPWAY_DOMAIN_CLAIM_TTL,
     /** Finished jobs (builds, deliveries' runs, certificates) are deleted this long after they ended. */
     jobRetentionMs: env.SLIPWAY_JOB_RETENTION,
+    /** How long an Idempotency-Key's answer is replayed; past that the key is as good as new. */
+    idempotencyTtlMs: env.SLIPWAY_IDEMPOTENCY_TTL,
+    /** How long a request waits for the first one with its key before answering 409. */
+    idempotencyWaitMs: env.SLIPWAY_IDEMPOTENCY_WAIT,
     /** How long a dashboard sign-in lasts (it ends sooner when its API token is revoked). */
     sessionTtlMs: env.SLIPWAY_SESSION_TTL,
     /** Keyless deploys from GitHub Actions: whose OIDC tokens are accepted, for which audience, and how long the Slipway token lasts. */

@@ -10,12 +10,10 @@ export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
 /** Set on an answer that repeats a stored one. */
 export const REPLAYED_HEADER = 'Idempotent-Replayed';
 
-/**
- * Timings of the key store. `waitMs` is how long a duplicate waits for the first request with its
- * key before answering 409; `leaseMs` is when an unfinished first request (its process died) is
- * presumed gone and its key taken over. Tests shorten `waitMs`.
- */
-export const idempotencyLimits = { ttlMs: 24 * 3_600_000, waitMs: 5_000, pollMs: 20, leaseMs: 120_000 };
+/** First pause of a duplicate waiting for the first request with its key (doubling to 200 ms). */
+const POLL_MS = 20;
+/** An unfinished first request this old (its process died) is presumed gone and its key taken over. */
+export const IDEMPOTENCY_LEASE_MS = 120_000;
 
 /** The headers a replay repeats; request ids and rate-limit headers are the replay's own. */
 const STORED_HEADERS = [
@@ -89,10 +87,10 @@ export async function beginIdempotentRequest(
   const key = readKey(req);
   if (key === undefined) return 'run';
   const fingerprint = { method: req.method, path: req.url, body_hash: bodyHash(req.body) };
-  const deadline = Date.now() + idempotencyLimits.waitMs;
-  for (let poll = idempotencyLimits.pollMs; ; poll = Math.min(poll * 2, 200)) {
+  const deadline = Date.now() + deps.config.idempotencyWaitMs;
+  for (let poll = POLL_MS; ; poll = Math.min(poll * 2, 200)) {
     const now = deps.clock.now();
-    // Keys live 24 hours; past that, the same key is as good as new.
+    // Keys live SLIPWAY_IDEMPOTENCY_TTL (24 hours); past that, the same key is as good as new.
     await deps.db
       .deleteFrom('idempotency_keys')
       .where('user_id', '=', actor.userId)
@@ -111,7 +109,7 @@ export async function beginIdempotentRequest(
           response_body: null,
           response_headers: null,
           created_at: claim.createdAt,
-          expires_at: new Date(now.getTime() + idempotencyLimits.ttlMs).toISOString(),
+          expires_at: new Date(now.getTime() + deps.config.idempotencyTtlMs).toISOString(),
         })
         .execute();
       claims.set(req, claim);
@@ -142,7 +140,7 @@ export async function beginIdempotentRequest(
       await replay(reply, row.status ?? 200, row.response_headers, body);
       return 'replayed';
     }
-    if (now.getTime() - Date.parse(row.created_at) > idempotencyLimits.leaseMs) {
+    if (now.getTime() - Date.parse(row.created_at) > IDEMPOTENCY_LEASE_MS) {
       // The first request's process died holding the key: free it and claim it on the next turn.
       await deps.db
         .deleteFrom('idempotency_keys')

@@ -41,7 +41,7 @@ export interface LogBufferOptions {
  * attempts of the same deployment stored counts too, so retries cannot multiply the limit.
  */
 export async function createLogBuffer(
-  deps: Pick<Deps, 'db' | 'clock' | 'log'>,
+  deps: Pick<Deps, 'db' | 'clock' | 'log' | 'store'>,
   deploymentId: string,
   opts: LogBufferOptions,
 ): Promise<LogBuffer> {

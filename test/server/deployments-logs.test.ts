@@ -11,8 +11,13 @@ import {
 } from '../../server/services/deployments/deployment-state.ts';
 import { logFrames } from '../../server/http/log-frames.ts';
 import { sendEventStream } from '../../server/http/sse.ts';
+import {
+  onDeploymentActivity,
+  signalDeployment,
+} from '../../server/services/deployments/deployment-activity.ts';
 import { logEvents } from '../../server/services/deployments/follow-logs.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
+import { testDialect } from '../helpers/database.ts';
 import { addMember } from '../helpers/members.ts';
 
 interface SseEvent {
@@ -53,7 +58,7 @@ async function openStream(url: string, headers: Record<string, string>) {
       return done;
     },
     /** Reads until `pred(text)` holds, the stream ends, or `timeoutMs` passes. */
-    async until(pred: (text: string) => boolean, timeoutMs = 5000): Promise<string> {
+    async until(pred: (text: string) => boolean, timeoutMs = 20_000): Promise<string> {
       const deadline = Date.now() + timeoutMs;
       while (!pred(text) && !done) {
         const left = deadline - Date.now();
@@ -342,5 +347,48 @@ describe('deployment logs', () => {
         await new Promise((ok) => server.close(ok));
       }
     });
+  });
+});
+
+// Two services on one PostgreSQL database, as two processes are: the wake-up crosses by NOTIFY.
+// SQLite is one process, where the in-process wake-up above covers it.
+describe.skipIf(testDialect() !== 'postgres')('deployment logs across processes (PostgreSQL)', () => {
+  it("wakes a follower in one process on another process's append, without waiting for the poll", async () => {
+    const a = await createTestApp();
+    const b = await createTestApp({ dataDir: a.dataDir });
+    try {
+      const user = await a.user('logs-across@example.com');
+      const p = await a.call(user, 'POST', '/v1/projects', {
+        name: 'across',
+        repositoryUrl: 'https://example.com/repo.git',
+        organizationId: user.orgId,
+      });
+      const d = await a.call(user, 'POST', `/v1/projects/${p.body.data.id}/deployments`, {});
+      const id = d.body.data.id as string;
+      // Wait until a's LISTEN on the channel is live: b signals until a hears it.
+      let heard = false;
+      const probe = onDeploymentActivity(a.deps, 'dpl_probe', () => (heard = true));
+      for (let i = 0; i < 400 && !heard; i++) {
+        signalDeployment(b.deps, 'dpl_probe');
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      probe();
+      expect(heard).toBe(true);
+      const abort = new AbortController();
+      // Polling once a minute: only the notification can bring the line within the wait below.
+      const events = logEvents(a.deps, id, { type: 'build', tail: 10, pollMs: 60_000 }, abort.signal);
+      const first = events.next(); // reads the (empty) history, then rests
+      await new Promise((r) => setTimeout(r, 200));
+      await appendLog(b.deps, id, 'build', ['from process b']);
+      const started = Date.now();
+      const got = await first;
+      abort.abort();
+      expect(got.value).toMatchObject({ type: 'lines', lines: [{ line: 'from process b' }] });
+      expect(Date.now() - started).toBeLessThan(30_000);
+      await events.return(undefined);
+    } finally {
+      await b.close();
+      await a.close();
+    }
   });
 });

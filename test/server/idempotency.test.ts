@@ -1,9 +1,10 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../api/errors.ts';
-import { bodyHash, idempotencyLimits } from '../../server/http/idempotency.ts';
+import { bodyHash, IDEMPOTENCY_LEASE_MS } from '../../server/http/idempotency.ts';
 import { sendError } from '../../server/http/errors.ts';
 import { registerRoutes, route } from '../../server/http/route.ts';
+import type { Deps } from '../../server/services/deps.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { challengeFor, credentialFor, ledgerOf, topUp, unlimited } from '../helpers/payments.ts';
@@ -219,13 +220,16 @@ describe('Idempotency-Key', () => {
 
   describe('in the route layer', () => {
     let app: FastifyInstance;
+    let deps: Deps;
     let runs = 0;
     let gate: { promise: Promise<void>; open: () => void } | undefined;
 
     beforeAll(async () => {
       app = Fastify();
       app.setErrorHandler((err, req, reply) => sendError(req, reply, err));
-      registerRoutes(app, t.deps, [
+      // The routes' own deps, so a test can shorten the wait without touching the service's.
+      deps = { ...t.deps, config: { ...t.deps.config } };
+      registerRoutes(app, deps, [
         route({
           method: 'POST',
           url: '/v1/test/flaky',
@@ -262,7 +266,7 @@ describe('Idempotency-Key', () => {
     });
     afterAll(() => app.close());
     afterEach(() => {
-      idempotencyLimits.waitMs = 5_000;
+      deps.config.idempotencyWaitMs = t.deps.config.idempotencyWaitMs;
     });
 
     const post = (url: string, headers: Record<string, string>) =>
@@ -286,7 +290,7 @@ describe('Idempotency-Key', () => {
     });
 
     it('answers 409 when the first request with the key outlasts the wait, then replays it', async () => {
-      idempotencyLimits.waitMs = 150;
+      deps.config.idempotencyWaitMs = 150;
       let open!: () => void;
       gate = { promise: new Promise<void>((resolve) => (open = resolve)), open: () => open() };
       const k = key('slow');
@@ -317,7 +321,7 @@ describe('Idempotency-Key', () => {
           status: null,
           response_body: null,
           response_headers: null,
-          created_at: new Date(clock.now().getTime() - idempotencyLimits.leaseMs - 1).toISOString(),
+          created_at: new Date(clock.now().getTime() - IDEMPOTENCY_LEASE_MS - 1).toISOString(),
           expires_at: new Date(clock.now().getTime() + 3_600_000).toISOString(),
         })
         .execute();

@@ -1,21 +1,25 @@
-import { EventEmitter } from 'node:events';
+import type { Deps } from '../deps.ts';
+
+/** Notifier channel of "something happened to deployment <id>"; the payload is the id. */
+export const DEPLOYMENTS_CHANNEL = 'slipway_deployments';
 
 /**
- * In-process signal "something happened to deployment <id>" (a log line was appended or its
- * state changed). Log followers in this process wake at once instead of waiting for their next
- * poll; followers in other processes still see the change by polling the database.
+ * Says "something happened to deployment <id>" (a log line was appended or its state changed),
+ * so its log followers wake at once instead of waiting for their next poll: in this process, and
+ * in the others through LISTEN/NOTIFY on PostgreSQL. A lost signal costs a poll, never a line.
+ * Call after the change has committed, so a woken reader sees it.
  */
-const activity = new EventEmitter();
-// One listener per open log stream: there is no meaningful upper bound to warn about.
-activity.setMaxListeners(0);
-
-/** Call after the change has committed, so a woken reader sees it. */
-export function signalDeployment(deploymentId: string): void {
-  activity.emit(deploymentId);
+export function signalDeployment(deps: Pick<Deps, 'store'>, deploymentId: string): void {
+  deps.store.notifier.publish(DEPLOYMENTS_CHANNEL, deploymentId);
 }
 
-/** Calls `listener` on every signal for the deployment; returns the unsubscribe function. */
-export function onDeploymentActivity(deploymentId: string, listener: () => void): () => void {
-  activity.on(deploymentId, listener);
-  return () => activity.off(deploymentId, listener);
+/** Calls `listener` on every signal for the deployment (and after a reconnect); returns the unsubscribe function. */
+export function onDeploymentActivity(
+  deps: Pick<Deps, 'store'>,
+  deploymentId: string,
+  listener: () => void,
+): () => void {
+  return deps.store.notifier.subscribe(DEPLOYMENTS_CHANNEL, (id) => {
+    if (id === null || id === deploymentId) listener();
+  });
 }

@@ -14,7 +14,7 @@ export interface LogLine {
  * holding several lines is stored as several rows, so `tail` and streaming count real lines.
  */
 export async function appendLog(
-  deps: Pick<Deps, 'db' | 'clock'>,
+  deps: Pick<Deps, 'db' | 'clock' | 'store'>,
   deploymentId: string,
   type: LogType,
   lines: string[],
@@ -27,7 +27,7 @@ export async function appendLog(
     .insertInto('deployment_logs')
     .values(rows.map((line) => ({ deployment_id: deploymentId, type, at, line })))
     .execute();
-  signalDeployment(deploymentId);
+  signalDeployment(deps, deploymentId);
 }
 
 /** The last `tail` lines of one log, oldest first. */

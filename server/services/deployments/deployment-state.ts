@@ -8,7 +8,7 @@ import { notifyDeliveries, recordDeploymentEvent, type DeploymentEvent } from '.
 import { toDeployment } from './to-deployment.ts';
 
 /** What the state machine needs; the builder passes its Deps. */
-export type StateDeps = Pick<Deps, 'db' | 'clock' | 'queue' | 'urls'>;
+export type StateDeps = Pick<Deps, 'db' | 'clock' | 'queue' | 'urls' | 'store'>;
 
 /** Which states each state may be entered from. `live` and `failed` are final. */
 const ENTERED_FROM: Record<Exclude<DeploymentStatus, 'queued'>, DeploymentStatus[]> = {
@@ -65,7 +65,7 @@ async function transition(
     return { row, deliveries: await recordDeploymentEvent(tx, deps, row, EVENT[to]) };
   });
   notifyDeliveries(deps, deliveries);
-  signalDeployment(deploymentId);
+  signalDeployment(deps, deploymentId);
   return toDeployment(deps.urls, row);
 }
 

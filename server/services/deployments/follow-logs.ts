@@ -45,7 +45,7 @@ export function parseLastEventId(header: string | string[] | undefined): number 
  * events are written (SSE frames) is the route's business.
  */
 export async function* logEvents(
-  deps: Pick<Deps, 'db'>,
+  deps: Pick<Deps, 'db' | 'store'>,
   deploymentId: string,
   opts: FollowOptions,
   signal: AbortSignal,
@@ -74,7 +74,7 @@ export async function* logEvents(
       wake = done;
     });
 
-  const unsubscribe = onDeploymentActivity(deploymentId, poke);
+  const unsubscribe = onDeploymentActivity(deps, deploymentId, poke);
   try {
     let lastId = opts.afterId ?? 0;
     if (opts.afterId === undefined) {

@@ -50,7 +50,7 @@ export async function promoteDeployment(deps: Deps, actor: Actor, deploymentId: 
     return { ...row, deliveries };
   });
   notifyDeliveries(deps, row.deliveries);
-  signalDeployment(row.id);
+  signalDeployment(deps, row.id);
   signalRoutingChange();
   return toDeployment(deps.urls, row);
 }
