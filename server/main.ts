@@ -1,10 +1,11 @@
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from './config.ts';
+import { ConfigError, loadConfig, type Config } from './config.ts';
 import { StartupError } from './lib/startup-error.ts';
 import { withoutPassword } from './token-command.ts';
 import { BotSettingsError } from '../bot/settings.ts';
 import { defaultRoles, serve, ROLES, type Role } from './serve.ts';
 import { createDeps } from './runtime.ts';
+import type { Deps } from './services/deps.ts';
 import { createToken, findOrCreateUser } from './services/users.ts';
 import { setProjectStatus } from './services/projects.ts';
 import { setOrganizationPlan } from './services/organizations/set-plan.ts';
@@ -28,8 +29,8 @@ export async function main(argv: string[]): Promise<number> {
         return 0;
       }
       case 'migrate': {
-        const deps = await createDeps(loadConfig(), { log: quietLog() });
-        await deps.store.close();
+        // Creating the deps migrates the database.
+        await withDeps(loadConfig(), async () => undefined);
         process.stderr.write('Database is up to date.\n');
         return 0;
       }
@@ -43,9 +44,9 @@ export async function main(argv: string[]): Promise<number> {
         if (!values.email || !/^[^@\s]+@[^@\s]+$/.test(values.email)) {
           return fail('--email must be an e-mail address, e.g. --email you@example.com');
         }
+        const email = values.email;
         const config = loadConfig();
-        const deps = await createDeps(config, { log: quietLog() });
-        try {
+        await withDeps(config, async (deps) => {
           const users = await deps.db.selectFrom('users').select('id').limit(1).execute();
           if (users.length === 0) {
             // A token in an empty database is a token for no running service, unless this is the first run.
@@ -56,12 +57,10 @@ export async function main(argv: string[]): Promise<number> {
               `slipway: note: the database at ${where} had no users: this token works only with a service that uses this same ${config.databaseUrl ? 'DATABASE_URL' : `SLIPWAY_DATA_DIR (${config.dataDir})`}\n`,
             );
           }
-          const user = await findOrCreateUser(deps, values.email);
+          const user = await findOrCreateUser(deps, email);
           const token = await createToken(deps, user.id, values.name ?? 'cli');
           process.stdout.write(`${token.token}\n`);
-        } finally {
-          await deps.store.close();
-        }
+        });
         return 0;
       }
       case 'project': {
@@ -69,18 +68,18 @@ export async function main(argv: string[]): Promise<number> {
         if ((action !== 'suspend' && action !== 'resume') || !target) {
           return fail('Usage: slipway project suspend|resume <project-id-or-name>');
         }
-        const deps = await createDeps(loadConfig(), { log: quietLog() });
-        // On PostgreSQL every edge hears of it at once and stops the project's apps (closing the
-        // store waits for the notification to go out); on SQLite the serving process notices
-        // within a second.
-        const disconnect = connectRouting(deps.store.notifier, { listen: false });
-        try {
-          await setProjectStatus(deps, target, action === 'suspend' ? 'suspended' : 'active');
-          process.stderr.write(`Project ${target} is ${action === 'suspend' ? 'suspended' : 'active'}.\n`);
-        } finally {
-          disconnect();
-          await deps.store.close();
-        }
+        await withDeps(loadConfig(), async (deps) => {
+          // On PostgreSQL every edge hears of it at once and stops the project's apps (closing the
+          // store waits for the notification to go out); on SQLite the serving process notices
+          // within a second.
+          const disconnect = connectRouting(deps.store.notifier, { listen: false });
+          try {
+            await setProjectStatus(deps, target, action === 'suspend' ? 'suspended' : 'active');
+            process.stderr.write(`Project ${target} is ${action === 'suspend' ? 'suspended' : 'active'}.\n`);
+          } finally {
+            disconnect();
+          }
+        });
         return 0;
       }
       case 'org': {
@@ -89,13 +88,10 @@ export async function main(argv: string[]): Promise<number> {
         if (action !== 'plan' || !target || !parsed.success) {
           return fail(`Usage: slipway org plan <organization-id-or-name> ${Plan.options.join('|')}`);
         }
-        const deps = await createDeps(loadConfig(), { log: quietLog() });
-        try {
+        await withDeps(loadConfig(), async (deps) => {
           const org = await setOrganizationPlan(deps, target, parsed.data);
           process.stderr.write(`Organization ${org.name} is on plan ${parsed.data} (was ${org.previous}).\n`);
-        } finally {
-          await deps.store.close();
-        }
+        });
         return 0;
       }
       case 'credits': {
@@ -113,15 +109,13 @@ export async function main(argv: string[]): Promise<number> {
             `--amount must be a positive amount in dollars with at most two decimals and at most ${formatCents(MAX_TOPUP_CENTS)}, e.g. --amount 25.00`,
           );
         }
-        const deps = await createDeps(loadConfig(), { log: quietLog() });
-        try {
-          const topUp = await addCredits(deps, values.org, cents, 'slipway credits add');
+        const org = values.org;
+        await withDeps(loadConfig(), async (deps) => {
+          const topUp = await addCredits(deps, org, cents, 'slipway credits add');
           process.stdout.write(
             `Added ${formatCents(cents)} USD to ${topUp.organization.name}; balance ${formatCents(topUp.balanceCents)} USD.\n`,
           );
-        } finally {
-          await deps.store.close();
-        }
+        });
         return 0;
       }
       default:
@@ -146,6 +140,16 @@ export async function main(argv: string[]): Promise<number> {
 function fail(message: string): number {
   process.stderr.write(`slipway: ${message}\n`);
   return 2;
+}
+
+/** Runs `fn` with the service's deps (the database migrated), closing the store whatever happens. */
+async function withDeps(config: Config, fn: (deps: Deps) => Promise<void>): Promise<void> {
+  const deps = await createDeps(config, { log: quietLog() });
+  try {
+    await fn(deps);
+  } finally {
+    await deps.store.close();
+  }
 }
 
 const quietLog = () => pino({ level: process.env.LOG_LEVEL ?? 'warn' }, pino.destination(2));
