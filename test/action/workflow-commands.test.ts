@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { startStub } from '../helpers/stub-server.ts';
 import { ensureBundle } from './bundle.ts';
 import { parseCommands, runAction } from './run-action.ts';
@@ -7,8 +7,9 @@ const TOKEN = 'slw_0123456789abcdefghijklmnopqrstuvwxyzABCD';
 
 /** What the bundle prints, read back the way GitHub's runner reads it. */
 describe('the action: workflow commands', () => {
+  beforeAll(() => ensureBundle(), 180_000);
+
   it('writes an error message with %, CR, LF, :: and , so that the runner reads it back exactly', async () => {
-    await ensureBundle();
     // Every character the runner's protocol gives a meaning to, and an escape sequence as text.
     const message = '100% sure\r\nline two :: after, the colons %0A %25 ::error::not a command\rend';
     const stub = await startStub((_req, res) => {
