@@ -139,20 +139,20 @@ export class InputError extends Error {
   }
 }
 
-/** The environment variable the runner sets for an input: `INPUT_API-URL` for `api-url`. */
-export const inputVariable = (name: string) => `INPUT_${name.replace(/ /g, '_').toUpperCase()}`;
+/** Reads an input by its action.yml name, trimmed, empty when not given (Runner.getInput). */
+export type GetInput = (name: string) => string;
 
 /** The token, as soon as it can be read, so that it can be masked before anything is printed. */
-export const rawToken = (env: NodeJS.ProcessEnv) => env[inputVariable('api-token')]?.trim() || undefined;
+export const rawToken = (getInput: GetInput) => getInput('api-token').trim() || undefined;
 
 /**
- * Reads and checks every input from the runner's environment at once; throws InputError naming
- * each bad input before anything is sent.
+ * Reads and checks every input at once; throws InputError naming each bad input before anything
+ * is sent.
  */
-export function readInputs(env: NodeJS.ProcessEnv): Inputs {
+export function readInputs(getInput: GetInput): Inputs {
   const raw: Record<string, string> = {};
   for (const name of INPUT_NAMES) {
-    const value = env[inputVariable(name)]?.trim();
+    const value = getInput(name).trim();
     if (value) raw[name] = value;
   }
   const parsed = RawInputs.safeParse(raw);

@@ -1,3 +1,4 @@
+import { getIDToken } from '@actions/core';
 import type { FetchLike } from '../api/client/index.ts';
 import { createClient } from '../api/client/index.ts';
 import type { Inputs } from './inputs.ts';
@@ -20,8 +21,7 @@ export async function exchangeForToken(
   },
 ): Promise<{ token: string; projectId: string }> {
   if (!deps.getIdToken && !deps.env.ACTIONS_ID_TOKEN_REQUEST_URL) throw new Error(NO_ID_TOKEN);
-  // Loaded only here: most runs have a token and start faster without it.
-  const getIdToken = deps.getIdToken ?? (await import('@actions/core')).getIDToken;
+  const getIdToken = deps.getIdToken ?? getIDToken;
   const idToken = await getIdToken(inputs.oidcAudience);
   const client = createClient({
     baseUrl: inputs.apiUrl,

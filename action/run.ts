@@ -4,7 +4,7 @@ import { readContext, type RunContext } from './context.ts';
 import { deploy } from './deploy.ts';
 import { dryRunPlan, USER_AGENT } from './dry-run.ts';
 import { explainError } from './explain-error.ts';
-import { createOctokit, type Octokit } from './github.ts';
+import { createOctokit, type Octokit, type OctokitOptions } from './github.ts';
 import { githubReporter } from './github-reporter.ts';
 import { httpProbe, type Probe } from './http-probe.ts';
 import { type Inputs, InputError, rawToken, readInputs } from './inputs.ts';
@@ -23,7 +23,7 @@ export interface RunDeps {
   runner: Runner;
   fetch?: FetchLike;
   probe?: Probe;
-  octokit?: (token: string, baseUrl: string) => Promise<Octokit>;
+  octokit?: (token: string, baseUrl: string, opts: OctokitOptions) => Promise<Octokit>;
   now?: () => number;
   sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** The job's OIDC token for an audience (default @actions/core's getIDToken). */
@@ -40,13 +40,13 @@ const COMMANDS = { deploy, promote, rollback } satisfies Record<Inputs['command'
 export async function run(deps: RunDeps): Promise<void> {
   const { env, runner } = deps;
   // Masked before anything else can print it, even when other inputs are wrong.
-  const token = rawToken(env);
+  const token = rawToken((name) => runner.getInput(name));
   if (token) runner.setSecret(token);
 
   let inputs: Inputs;
   let ctx: RunContext;
   try {
-    inputs = readInputs(env);
+    inputs = readInputs((name) => runner.getInput(name));
     if (inputs.githubToken) runner.setSecret(inputs.githubToken);
     ctx = readContext(env);
   } catch (err) {
@@ -92,7 +92,7 @@ export async function run(deps: RunDeps): Promise<void> {
     inputs,
     ctx,
     runner,
-    octokit: () => octokit(inputs.githubToken!, ctx.apiUrl),
+    octokit: () => octokit(inputs.githubToken!, ctx.apiUrl, { log: (m) => runner.info(m) }),
     now: () => new Date(now()),
   });
   const step: Step = { inputs, ctx, client, runner, reporter, probe: deps.probe ?? httpProbe, now, sleep };

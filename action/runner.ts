@@ -1,9 +1,11 @@
 /**
- * What the action does to the job it runs in: log lines, groups, outputs, the summary and the
- * step's result. `actions-runner.ts` implements it with @actions/core; tests of the logic pass
- * their own.
+ * The job the action runs in: its inputs, and what the action does to it: log lines, groups,
+ * outputs, the summary and the step's result. `actions-runner.ts` implements it with
+ * @actions/core; tests of the logic pass their own.
  */
 export interface Runner {
+  /** An input by its action.yml name (`api-url`), trimmed; empty when not given. */
+  getInput(name: string): string;
   info(line: string): void;
   warning(message: string): void;
   notice(message: string): void;

@@ -4,21 +4,22 @@ import { deploymentBody } from '../../action/deploy-request.ts';
 import { formatDuration, parseDuration } from '../../action/duration.ts';
 import { environmentFor } from '../../action/github-deployment.ts';
 import { idempotencyKey } from '../../action/idempotency.ts';
-import { inputVariable, readInputs } from '../../action/inputs.ts';
+import { readInputs } from '../../action/inputs.ts';
 import { pullRequestEvent, pushEvent } from './run-action.ts';
 
 const SHA = 'abcdef0123456789abcdef0123456789abcdef01';
 const base = { GITHUB_REPOSITORY: 'octo-org/site', GITHUB_RUN_ID: '77', GITHUB_JOB: 'deploy' };
 const ctxOf = (env: Record<string, string>, payload: unknown) =>
   contextFrom(RunnerEnv.parse({ ...base, ...env }), payload);
-const inputs = (extra: Record<string, string> = {}) =>
-  readInputs(
-    Object.fromEntries(
-      Object.entries({ 'api-url': 'http://127.0.0.1:1', 'api-token': 't', project: 'site', ...extra }).map(
-        ([k, v]) => [inputVariable(k), v],
-      ),
-    ),
-  );
+const inputs = (extra: Record<string, string> = {}) => {
+  const values: Record<string, string> = {
+    'api-url': 'http://127.0.0.1:1',
+    'api-token': 't',
+    project: 'site',
+    ...extra,
+  };
+  return readInputs((name) => values[name] ?? '');
+};
 
 describe('the run context from real event payloads', () => {
   it('push: the pushed branch, GITHUB_SHA and the head commit message; the service picks the target', () => {

@@ -63,7 +63,13 @@ describe('the action: failures', () => {
   }
 
   it('a failed build fails the step with the error message and the last log lines', async () => {
-    const r = await deployCommit({ version: 'broken', fail: true });
+    // GitHub answers the final status 502 once: the action tries it again.
+    let statusCalls = 0;
+    gh.before = async ({ method, path }) => {
+      if (method === 'POST' && path.endsWith('/statuses') && ++statusCalls === 2)
+        return { status: 502, body: { message: 'Server Error' } };
+    };
+    const r = await deployCommit({ version: 'broken', fail: true }).finally(() => (gh.before = undefined));
     expect(r.code).toBe(1);
     const d = await api().deployments.get(r.outputs['deployment-id']!);
     expect(d.status).toBe('failed');
@@ -77,6 +83,8 @@ describe('the action: failures', () => {
     const statuses = gh.state.deployments.at(-1)!.statuses;
     expect(statuses.map((x) => x.state)).toEqual(['in_progress', 'failure']);
     expect(statuses[1]!.description).toContain(`Deployment ${d.id} failed`);
+    expect(statusCalls).toBe(3);
+    expect(r.stdout).not.toContain('::warning::');
   });
 
   it('rolls production back when the health check of a new production deployment fails', async () => {

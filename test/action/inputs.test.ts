@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { inputVariable, INPUT_NAMES, readInputs } from '../../action/inputs.ts';
+import { INPUT_NAMES, readInputs } from '../../action/inputs.ts';
 import { OUTPUT_NAMES } from '../../action/outputs.ts';
 import { createGitHubApi, type GitHubApi } from '../helpers/github-api.ts';
 import { startStub, type StubServer } from '../helpers/stub-server.ts';
@@ -192,8 +192,7 @@ describe('action.yml', () => {
 
   it("its defaults are the action's own defaults", () => {
     const required = { 'api-url': 'http://127.0.0.1:1', 'api-token': TOKEN, project: 'site' };
-    const env = (values: Record<string, string>) =>
-      Object.fromEntries(Object.entries(values).map(([k, v]) => [inputVariable(k), v]));
+    const env = (values: Record<string, string>) => (name: string) => values[name] ?? '';
     const withDefaults: Record<string, string> = { ...required };
     for (const [name, input] of Object.entries(yml.inputs)) {
       // The runner fills ${{ github.token }} in; here there is no workflow to read it from.

@@ -14,7 +14,7 @@ export interface ActionRun {
   outputs: Record<string, string>;
   /** What the step wrote to GITHUB_STEP_SUMMARY. */
   summary: string;
-  /** The `::error::` message, decoded. */
+  /** The `::error::` message, decoded as the runner decodes it. */
   error: string | null;
 }
 
@@ -30,8 +30,53 @@ export interface RunOptions {
 /** The repository the workflow runs in. */
 export const REPOSITORY = 'octo-org/site';
 
-/** Decodes a workflow command's escaped message (%0A, %25...). */
-const unescape = (s: string) => s.replace(/%0D/g, '\r').replace(/%0A/g, '\n').replace(/%25/g, '%');
+/** One workflow command, as the runner reads it from the step's stdout. */
+export interface WorkflowCommand {
+  command: string;
+  properties: Record<string, string>;
+  data: string;
+}
+
+const unescapeData = (s: string) => s.replace(/%0D/g, '\r').replace(/%0A/g, '\n').replace(/%25/g, '%');
+const unescapeProperty = (s: string) =>
+  s
+    .replace(/%0D/g, '\r')
+    .replace(/%0A/g, '\n')
+    .replace(/%3A/g, ':')
+    .replace(/%2C/g, ',')
+    .replace(/%25/g, '%');
+
+/**
+ * The workflow commands in a step's stdout, read the way GitHub's runner reads them
+ * (actions/runner, ActionCommand.TryParseV2): line by line (CR, LF or CRLF ends a line), a line
+ * starting with `::` up to the next `::` names the command and its `key=value,...` properties,
+ * the rest is the data; then `%0D`, `%0A` and `%25` are decoded in that order (and `%3A`, `%2C`
+ * in properties).
+ */
+export function parseCommands(stdout: string): WorkflowCommand[] {
+  const commands: WorkflowCommand[] = [];
+  for (const raw of stdout.split(/\r\n|\r|\n/)) {
+    const line = raw.trimStart();
+    if (!line.startsWith('::')) continue;
+    const end = line.indexOf('::', 2);
+    if (end < 0) continue;
+    const info = line.slice(2, end);
+    const space = info.indexOf(' ');
+    const properties: Record<string, string> = {};
+    if (space >= 0) {
+      for (const pair of info.slice(space + 1).split(',')) {
+        const eq = pair.indexOf('=');
+        if (eq > 0) properties[pair.slice(0, eq)] = unescapeProperty(pair.slice(eq + 1));
+      }
+    }
+    commands.push({
+      command: space >= 0 ? info.slice(0, space) : info,
+      properties,
+      data: unescapeData(line.slice(end + 2)),
+    });
+  }
+  return commands;
+}
 
 /** GITHUB_OUTPUT holds `name<<delimiter`, the value's lines, then the delimiter. */
 export function parseOutputFile(text: string): Record<string, string> {
@@ -84,14 +129,14 @@ export async function runAction(opts: RunOptions): Promise<ActionRun> {
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
     const code = await new Promise<number | null>((resolve) => child.on('close', (c) => resolve(c)));
-    const error = /^::error::(.*)$/m.exec(stdout)?.[1];
+    const error = parseCommands(stdout).find((c) => c.command === 'error')?.data;
     return {
       code,
       stdout,
       stderr,
       outputs: parseOutputFile(readFileSync(outputFile, 'utf8')),
       summary: readFileSync(summaryFile, 'utf8'),
-      error: error === undefined ? null : unescape(error),
+      error: error ?? null,
     };
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -32,6 +32,7 @@ const deployment = (status: DeploymentStatus, extra: Partial<Deployment> = {}): 
 function recordingRunner() {
   const lines: string[] = [];
   const runner: Runner = {
+    getInput: () => '',
     info: (l) => lines.push(l),
     warning: (m) => lines.push(`warning: ${m}`),
     notice: (m) => lines.push(`notice: ${m}`),
