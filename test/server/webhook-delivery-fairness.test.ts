@@ -53,14 +53,16 @@ describe('fair webhook delivery', () => {
 
   async function receiver(hang: boolean) {
     const times: number[] = [];
+    let ended = 0;
     const stub = await startStub((_req, res) => {
       times.push(performance.now());
+      res.on('close', () => ended++);
       if (hang) return;
       res.writeHead(200, { 'content-type': 'text/plain' });
       res.end('ok');
     });
     stubs.push(stub);
-    return { ...stub, times };
+    return { ...stub, times, ended: () => ended };
   }
 
   async function hooked(user: TestUser, url: string, events: readonly WebhookEvent[]) {
@@ -96,28 +98,28 @@ describe('fair webhook delivery', () => {
       const id = await deploy(bob, projectId);
       const started = performance.now();
       await markBuilding(t.deps, id);
-      await waitFor(`healthy delivery ${i + 1}`, () => rx.times.length === i + 1, 5_000);
+      await waitFor(`healthy delivery ${i + 1}`, () => rx.times.length === i + 1, 30_000);
       latencies.push(rx.times[i]! - started);
     }
     return latencies;
   }
 
-  it("keeps a healthy receiver's p50 under 50 ms while 16 others hang", async () => {
+  it('delivers to a healthy receiver while 16 others hang, without waiting for any of their attempts to end', async () => {
     const hanging = await receiver(true);
     for (let i = 0; i < 16; i++) {
       const { projectId } = await hooked(alice, `${hanging.url}/hang-${i}`, ['deployment.created']);
       for (let k = 0; k < 3; k++) await deploy(alice, projectId);
     }
-    worker();
+    // The hanging attempts stay open for the whole test: a healthy delivery that needed one of
+    // their slots back could only arrive after one of them ended.
+    worker({ timeoutMs: 120_000 });
     // Every hanging endpoint holds as many attempts as it may (two each), none answered.
-    await waitFor('the hanging attempts', () => hanging.times.length === 32, 5_000);
+    await waitFor('the hanging attempts', () => hanging.times.length === 32, 30_000);
 
     const latencies = await healthyLatencies(20);
-    latencies.sort((a, b) => a - b);
-    const p50 = latencies[Math.floor(latencies.length / 2)]!;
-    expect(p50).toBeLessThan(50);
-    // All within the hanging attempts' 10 s deadline: nobody waited for a slot to time out.
-    expect(latencies.at(-1)).toBeLessThan(2_000);
+    // Causal, not timed: all 20 arrived while every one of the 32 attempts was still open.
+    expect(latencies).toHaveLength(20);
+    expect(hanging.ended()).toBe(0);
     // The hanging receivers were not given more than two attempts each meanwhile.
     expect(hanging.times).toHaveLength(32);
   });
@@ -126,11 +128,12 @@ describe('fair webhook delivery', () => {
     const hanging = await receiver(true);
     const { projectId, webhookId } = await hooked(alice, `${hanging.url}/backlog`, ['deployment.created']);
     for (let k = 0; k < 6; k++) await deploy(alice, projectId);
-    worker({ concurrency: 4 });
-    await waitFor('two hanging attempts', () => hanging.times.length === 2, 5_000);
+    worker({ concurrency: 4, timeoutMs: 120_000 });
+    await waitFor('two hanging attempts', () => hanging.times.length === 2, 30_000);
     // A later event to another endpoint is claimed past the four older due ones...
-    const [latency] = await healthyLatencies(1);
-    expect(latency).toBeLessThan(2_000);
+    expect(await healthyLatencies(1)).toHaveLength(1);
+    // ...while both hanging attempts were still open (it did not wait for one to end)...
+    expect(hanging.ended()).toBe(0);
     // ...and that claim round took no more of the backlog.
     expect(hanging.times).toHaveLength(2);
     const claimed = await t.deps.db
