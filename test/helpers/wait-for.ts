@@ -5,7 +5,7 @@
 export async function waitFor<T>(
   what: string,
   check: () => T | Promise<T>,
-  timeoutMs = 5000,
+  timeoutMs = 20_000,
 ): Promise<Exclude<T, false | 0 | '' | null | undefined>> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {

@@ -445,10 +445,11 @@ describe('webhook delivery', () => {
     await worker.idle();
     const started = performance.now();
     await markBuilding(t.deps, id);
-    await waitFor('the delivery', () => rx.times.length === 1);
+    await waitFor('the delivery', () => rx.times.length === 1, 30_000);
     latencies.push(rx.times[0]! - started);
-    // The target is 50 ms (the bench measures it); this bound only catches a worker that waits for its poll.
-    expect(latencies[0]).toBeLessThan(500);
+    // The target is 50 ms (the bench measures it); this bound only catches a worker that waits
+    // for its 60 s poll, with room for a loaded machine.
+    expect(latencies[0]).toBeLessThan(30_000);
   });
 
   it('times out an attempt that gets no answer and retries it', async () => {
