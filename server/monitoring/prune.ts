@@ -1,4 +1,5 @@
 import type { Deps } from '../services/deps.ts';
+import { rollupsChanged } from '../services/monitoring/metrics-cache.ts';
 
 const HOUR = 3_600_000;
 /** Health probes are kept 48 hours: `/health` reads 24, the rest is slack for investigations. */
@@ -60,6 +61,7 @@ export async function pruneMonitoringData(
             .executeTakeFirst();
     runtimeSamples += Number(samples.numDeletedRows);
   }
+  rollupsChanged(deps.db);
   let periodicRuns = 0;
   if (periodicKinds.length > 0) {
     const res = await deps.db

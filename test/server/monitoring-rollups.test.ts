@@ -326,6 +326,38 @@ describe('retention', () => {
     expect(minutes).toEqual([{ minute: start(2 * HOUR, MIN) }]);
   });
 
+  it('reuses an answer for a second unless this process wrote since, and sees another process’s writes after it', async () => {
+    const alice = await t.user('alice@example.com');
+    const p = await insertProject(t, alice.orgId);
+    clock.set(new Date(NOW).toISOString());
+    const total = async () =>
+      (await t.call(alice, 'GET', `/v1/projects/${p.id}/metrics?period=1h&metric=requests`)).body.data.metrics
+        .requests.total;
+    const served = (n: number) =>
+      Array.from({ length: n }, () => ({
+        projectId: p.id,
+        at: new Date(NOW - MIN),
+        status: 200,
+        durationMs: 1,
+        bytes: 1,
+      }));
+    await recordRequests(t.deps.db, served(2));
+    expect(await total()).toBe(2);
+    // Through this process: seen at once.
+    await recordRequests(t.deps.db, served(3));
+    expect(await total()).toBe(5);
+    // As another process (an edge elsewhere) would write: seen within a second.
+    await t.deps.db
+      .updateTable('traffic_rollups')
+      .set({ requests: 50 })
+      .where('project_id', '=', p.id)
+      .where('span', '=', 'minute')
+      .execute();
+    expect(await total()).toBe(5);
+    clock.advance(1_000);
+    expect(await total()).toBe(50);
+  });
+
   it('refuses retention too short for the periods it serves, naming the setting', () => {
     const base = {
       SLIPWAY_DATA_DIR: tmpdir(),

@@ -4,6 +4,7 @@ import { LATENCY_COLUMNS, percentile } from '../../monitoring/histogram.ts';
 import { rollupRanges, type SpanRange } from '../../monitoring/rollup-ranges.ts';
 import type { Database } from '../../store/schema.ts';
 import { requireProject } from '../access.ts';
+import { cachedMetrics } from './metrics-cache.ts';
 import type { Actor, Deps } from '../deps.ts';
 
 const HOUR = 3_600_000;
@@ -40,7 +41,9 @@ function inRanges(projectId: string, ranges: readonly SpanRange[]) {
  * the fewest minute, hour and day rollups that cover them (`rollupRanges`; periods longer than
  * the per-minute retention start at the top of their first hour). Totals are exact sums and
  * percentiles come from the summed histogram columns, all added up by the database: nothing is
- * parsed per row. CPU and memory come from the runtime samples of the same minutes.
+ * parsed per row. CPU and memory come from the runtime samples of the same minutes. Answers
+ * are reused for a second (`cachedMetrics`), so a client polling in a loop does not take the
+ * event loop from the edge.
  */
 export async function getMetrics(
   deps: Deps,
@@ -51,10 +54,23 @@ export async function getMetrics(
   const { project } = await requireProject(deps, actor, projectId, 'viewer');
   const now = deps.clock.now().getTime();
   const ranges = rollupRanges(now - PERIOD_MS[q.period], now, deps.config.metricsRetention.minuteMs);
-  const wanted = new Set(q.metric ? [q.metric] : ALL);
+  const key = JSON.stringify([project.id, q.metric ?? null, ranges]);
+  const metrics = await cachedMetrics(deps.db, key, now, () =>
+    computeMetrics(deps, project.id, ranges, new Set(q.metric ? [q.metric] : ALL)),
+  );
+  return { period: q.period, metrics };
+}
+
+/** The metrics of one project over `ranges`, from the database. */
+async function computeMetrics(
+  deps: Deps,
+  projectId: string,
+  ranges: readonly SpanRange[],
+  wanted: Set<MetricName>,
+): Promise<Metrics['metrics']> {
   const metrics: Metrics['metrics'] = {};
-  if (ranges.length === 0) return { period: q.period, metrics };
-  const where = inRanges(project.id, ranges);
+  if (ranges.length === 0) return metrics;
+  const where = inRanges(projectId, ranges);
 
   // SUM over no rows is NULL, and PostgreSQL returns bigint sums as strings: Number() covers both.
   const sums = await deps.db
@@ -104,9 +120,9 @@ export async function getMetrics(
     metrics.bandwidth = { total: total('bytes'), unit: 'bytes' };
   }
   if (wanted.has('cpu') || wanted.has('ram')) {
-    Object.assign(metrics, await runtimeMetrics(deps, project.id, ranges, wanted));
+    Object.assign(metrics, await runtimeMetrics(deps, projectId, ranges, wanted));
   }
-  return { period: q.period, metrics };
+  return metrics;
 }
 
 const TOTALS = ['requests', 'success', 'errors', 'bytes', 'latency_sum_ms'] as const;

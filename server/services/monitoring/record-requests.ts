@@ -6,6 +6,7 @@ import {
   mergeHistograms,
   type Histogram,
 } from '../../monitoring/histogram.ts';
+import { rollupsChanged } from './metrics-cache.ts';
 import type {
   Database,
   RollupSpan,
@@ -226,6 +227,7 @@ export function rollupRows(deltas: readonly RollupDelta[]): { traffic: TrafficRo
 export async function writeRollupDeltas(db: Kysely<Database>, deltas: readonly RollupDelta[]): Promise<void> {
   if (deltas.length === 0) return;
   await db.transaction().execute((tx) => writeRollupRows(tx, deltas));
+  rollupsChanged(db);
 }
 
 /** `writeRollupDeltas` without its transaction, for callers already in one (a migration). */

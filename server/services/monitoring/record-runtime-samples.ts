@@ -1,5 +1,6 @@
 import { sql, type Insertable, type Kysely } from 'kysely';
 import type { Database, RuntimeRollupsTable } from '../../store/schema.ts';
+import { rollupsChanged } from './metrics-cache.ts';
 import { minuteOf, spanStart } from './record-requests.ts';
 
 /** One measurement of one deployment's server process group. */
@@ -116,6 +117,7 @@ export async function recordRuntimeSamples(
         .execute();
     }
   });
+  rollupsChanged(db);
 }
 
 /**
