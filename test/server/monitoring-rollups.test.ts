@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Migrator, sql } from 'kysely';
+import { CompiledQuery, Migrator, sql, type KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../server/config.ts';
 import { createCipher } from '../../server/lib/secrets.ts';
@@ -13,6 +13,7 @@ import {
 } from '../../server/monitoring/histogram.ts';
 import { pruneMonitoringData } from '../../server/monitoring/prune.ts';
 import { rollupRanges } from '../../server/monitoring/rollup-ranges.ts';
+import { getMetrics } from '../../server/services/monitoring/get-metrics.ts';
 import { recordRequests, type ServedRequest } from '../../server/services/monitoring/record-requests.ts';
 import {
   recordRuntimeSamples,
@@ -22,7 +23,7 @@ import { openStore } from '../../server/store/db.ts';
 import { allMigrations } from '../../server/store/migrations/index.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { ManualClock } from '../helpers/clock.ts';
-import { databaseForTest } from '../helpers/database.ts';
+import { databaseForTest, testDialect } from '../helpers/database.ts';
 import { insertProject } from '../helpers/edge.ts';
 
 const MIN = 60_000;
@@ -504,4 +505,60 @@ it('migrating back-fills hours and days from the stored per-minute traffic and s
     await database.drop();
     rmSync(dataDir, { recursive: true, force: true });
   }
+});
+
+describe(`metrics query plans (${testDialect()})`, () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await createTestApp({ clock: new ManualClock(new Date(NOW).toISOString()) });
+  });
+  afterAll(() => t.close());
+
+  it('reads each span’s range from the primary key, never a scan of the table', async () => {
+    const alice = await t.user('alice@example.com');
+    const p = await insertProject(t, alice.orgId);
+    const seen: CompiledQuery[] = [];
+    const capture: KyselyPlugin = {
+      transformQuery(args) {
+        seen.push(t.deps.db.getExecutor().compileQuery(args.node, args.queryId));
+        return args.node;
+      },
+      transformResult: async (args) => args.result,
+    };
+    const traced = { ...t.deps, db: t.deps.db.withPlugin(capture) };
+    await recordRequests(t.deps.db, [
+      { projectId: p.id, at: new Date(NOW), status: 500, durationMs: 1, bytes: 1 },
+    ]);
+    const actor = { userId: alice.userId, email: alice.email, tokenId: '' };
+    await getMetrics(traced, actor, p.id, { period: '30d' });
+    for (const table of ['traffic_rollups', 'traffic_status_counts']) {
+      const q = seen.find((c) => c.sql.includes(`from "${table}"`));
+      expect(q, table).toBeDefined();
+      let text: string;
+      if (testDialect() === 'sqlite') {
+        const res = await t.deps.db.executeQuery<{ detail: string }>(
+          CompiledQuery.raw(`explain query plan ${q!.sql}`, [...q!.parameters]),
+        );
+        text = res.rows.map((r) => r.detail).join('\n');
+        expect(text, text).toMatch(
+          new RegExp(
+            `SEARCH ${table} USING INDEX sqlite_autoindex_${table}_1 \\(project_id=\\? AND span=\\? AND bucket_start>\\? AND bucket_start<\\?\\)`,
+          ),
+        );
+        expect(text, text).not.toMatch(new RegExp(`SCAN ${table}`));
+      } else {
+        // Tables here are tiny, so PostgreSQL would rightly scan them: forbid the scan.
+        text = await t.deps.db.transaction().execute(async (tx) => {
+          await sql`set local enable_seqscan = off`.execute(tx);
+          const res = await tx.executeQuery<{ 'QUERY PLAN': string }>(
+            CompiledQuery.raw(`explain ${q!.sql}`, [...q!.parameters]),
+          );
+          return res.rows.map((r) => r['QUERY PLAN']).join('\n');
+        });
+        expect(text, text).toMatch(new RegExp(`${table}_pk`));
+        expect(text, text).not.toMatch(/Seq Scan/);
+      }
+    }
+  });
 });
