@@ -117,7 +117,8 @@ const control = createServer((req, res) => {
     .flush()
     .then(() =>
       deps.db
-        .selectFrom('request_rollups')
+        .selectFrom('traffic_rollups')
+        .where('span', '=', 'minute')
         .select((eb) => eb.fn.sum<string | number | null>('requests').as('n'))
         .executeTakeFirstOrThrow(),
     )

@@ -7,6 +7,7 @@ import { benchDashboard } from './dashboard.ts';
 import { benchData } from './data.ts';
 import { benchEdge } from './edge.ts';
 import { benchEdgeFlood } from './edge-flood.ts';
+import { benchMetrics } from './metrics.ts';
 import { benchRecording } from './monitoring.ts';
 import { benchSandbox } from './sandbox.ts';
 import { benchScale } from './scale.ts';
@@ -25,6 +26,7 @@ const suites: Record<string, () => Promise<string>> = {
   action: () => benchAction(),
   bot: () => benchBot(),
   recording: () => benchRecording(),
+  metrics: () => benchMetrics(seconds),
   scale: () => benchScale(seconds),
   sandbox: () => benchSandbox(),
   upload: () => benchUpload(),

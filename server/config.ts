@@ -81,6 +81,10 @@ const duration = (name: string, dflt: string) =>
       return ms;
     });
 
+/** A duration setting that must be at least `min` (say why in `reason`). */
+const atLeast = (schema: ReturnType<typeof duration>, name: string, min: string, reason: string) =>
+  schema.refine((ms) => ms >= parseDuration(min)!, `${name} must be at least ${min}: ${reason}`);
+
 const size = (name: string, dflt: string, example = '512MiB or 4GiB') =>
   z
     .string()
@@ -229,6 +233,24 @@ const EnvSchema = z.object({
   SLIPWAY_JOB_RETENTION: duration('SLIPWAY_JOB_RETENTION', '7d'),
   SLIPWAY_IDEMPOTENCY_TTL: duration('SLIPWAY_IDEMPOTENCY_TTL', '24h'),
   SLIPWAY_IDEMPOTENCY_WAIT: duration('SLIPWAY_IDEMPOTENCY_WAIT', '5s'),
+  SLIPWAY_METRICS_MINUTE_RETENTION: atLeast(
+    duration('SLIPWAY_METRICS_MINUTE_RETENTION', '48h'),
+    'SLIPWAY_METRICS_MINUTE_RETENTION',
+    '2h',
+    'the current hour is read from minutes',
+  ),
+  SLIPWAY_METRICS_HOUR_RETENTION: atLeast(
+    duration('SLIPWAY_METRICS_HOUR_RETENTION', '35d'),
+    'SLIPWAY_METRICS_HOUR_RETENTION',
+    '31d',
+    'a 30-day period reads the hours at both of its ends',
+  ),
+  SLIPWAY_METRICS_DAY_RETENTION: atLeast(
+    duration('SLIPWAY_METRICS_DAY_RETENTION', '90d'),
+    'SLIPWAY_METRICS_DAY_RETENTION',
+    '31d',
+    'the 30-day period reads days',
+  ),
   SLIPWAY_SESSION_TTL: duration('SLIPWAY_SESSION_TTL', '7d'),
   SLIPWAY_OIDC_ISSUER: z
     .string()
@@ -416,6 +438,12 @@ function toConfig(env: z.infer<typeof EnvSchema>) {
     idempotencyTtlMs: env.SLIPWAY_IDEMPOTENCY_TTL,
     /** How long a request waits for the first one with its key before answering 409. */
     idempotencyWaitMs: env.SLIPWAY_IDEMPOTENCY_WAIT,
+    /** How long traffic and runtime rollups are kept per minute, hour and day (the monitoring run deletes older rows). */
+    metricsRetention: {
+      minuteMs: env.SLIPWAY_METRICS_MINUTE_RETENTION,
+      hourMs: env.SLIPWAY_METRICS_HOUR_RETENTION,
+      dayMs: env.SLIPWAY_METRICS_DAY_RETENTION,
+    },
     /** How long a dashboard sign-in lasts (it ends sooner when its API token is revoked). */
     sessionTtlMs: env.SLIPWAY_SESSION_TTL,
     /** Keyless deploys from GitHub Actions: whose OIDC tokens are accepted, for which audience, and how long the Slipway token lasts. */

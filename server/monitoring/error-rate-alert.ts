@@ -1,6 +1,5 @@
 import type { Deps } from '../services/deps.ts';
 import { openAlert, resolveAlert } from '../services/monitoring/alerts.ts';
-import { parseStatusCounts } from '../services/monitoring/record-requests.ts';
 
 /** The window `high_error_rate` looks at. */
 export const ERROR_RATE_WINDOW_MS = 5 * 60_000;
@@ -19,11 +18,6 @@ export interface ErrorRateWindow {
 export const errorRateBreached = (w: ErrorRateWindow): boolean =>
   w.requests >= ERROR_RATE_MIN_REQUESTS && w.serverErrors / w.requests > ERROR_RATE_THRESHOLD;
 
-const serverErrorsOf = (statusCounts: string): number =>
-  Object.entries(parseStatusCounts(statusCounts))
-    .filter(([code]) => Number(code) >= 500 && Number(code) <= 599)
-    .reduce((sum, [, n]) => sum + n, 0);
-
 /**
  * Opens `high_error_rate` for every project whose rollup minutes that started within the last
  * 5 minutes breach the rule, and resolves it where they no longer do (less traffic counts as
@@ -32,16 +26,17 @@ const serverErrorsOf = (statusCounts: string): number =>
 export async function evaluateErrorRates(deps: Pick<Deps, 'db' | 'clock'>): Promise<void> {
   const now = deps.clock.now();
   const rows = await deps.db
-    .selectFrom('request_rollups')
-    .select(['project_id', 'requests', 'status_counts'])
-    .where('minute', '>=', new Date(now.getTime() - ERROR_RATE_WINDOW_MS).toISOString())
-    .where('minute', '<=', now.toISOString())
+    .selectFrom('traffic_rollups')
+    .select(['project_id', 'requests', 'server_errors'])
+    .where('span', '=', 'minute')
+    .where('bucket_start', '>=', new Date(now.getTime() - ERROR_RATE_WINDOW_MS).toISOString())
+    .where('bucket_start', '<=', now.toISOString())
     .execute();
   const windows = new Map<string, ErrorRateWindow>();
   for (const r of rows) {
     const w = windows.get(r.project_id) ?? { requests: 0, serverErrors: 0 };
-    w.requests += r.requests;
-    w.serverErrors += serverErrorsOf(r.status_counts);
+    w.requests += Number(r.requests);
+    w.serverErrors += Number(r.server_errors);
     windows.set(r.project_id, w);
   }
   const active = await deps.db

@@ -73,3 +73,41 @@ export function percentile(hist: Histogram, p: number): number {
   }
   return OVERFLOW_REPORTED_AS_MS;
 }
+
+/** Bucket indexes 0 to 24, one stored column each. */
+type BucketIndex =
+  | 0
+  | 1
+  | 2
+  | 3
+  | 4
+  | 5
+  | 6
+  | 7
+  | 8
+  | 9
+  | 10
+  | 11
+  | 12
+  | 13
+  | 14
+  | 15
+  | 16
+  | 17
+  | 18
+  | 19
+  | 20
+  | 21
+  | 22
+  | 23
+  | 24;
+
+/** The column of the rollup tables that counts bucket `i`. */
+export type LatencyColumn = `lat_${BucketIndex}`;
+
+/**
+ * One integer column per bucket, so rollups are summed by the database instead of parsed on the
+ * request path. Adding a bucket means a migration that adds its column (and back-fills nothing:
+ * older rows count zero there, as `mergeHistograms` does for shorter arrays).
+ */
+export const LATENCY_COLUMNS = Array.from({ length: BUCKET_COUNT }, (_, i) => `lat_${i}`) as LatencyColumn[];

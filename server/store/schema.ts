@@ -1,4 +1,5 @@
 import type { Generated } from 'kysely';
+import type { LatencyColumn } from '../monitoring/histogram.ts';
 
 /**
  * Column conventions, so that SQLite and PostgreSQL behave the same:
@@ -229,19 +230,47 @@ export interface HealthChecksTable {
   error: string | null;
 }
 
-export interface RequestRollupsTable {
+/** The resolutions traffic and runtime are rolled up at; each row covers one whole minute, hour or day (UTC). */
+export type RollupSpan = 'minute' | 'hour' | 'day';
+
+/**
+ * Traffic of one project over one minute, hour or day (server/services/monitoring/record-requests.ts).
+ * Every column is a count or a sum, so a longer stretch is the sum of its rows; the latency
+ * histogram is one column per bucket (`lat_0` to `lat_24`, server/monitoring/histogram.ts).
+ */
+export interface TrafficRollupsTable extends Record<LatencyColumn, number> {
   project_id: string;
-  /** Start of the minute, ISO. */
-  minute: string;
+  span: RollupSpan;
+  /** Start of the minute, hour or day, ISO. */
+  bucket_start: string;
   requests: number;
   success: number;
   errors: number;
+  /** Answers with a 5xx status (the `high_error_rate` rule). */
+  server_errors: number;
   bytes: number;
   latency_sum_ms: number;
-  /** JSON array of counts per latency bucket (server/monitoring/histogram.ts). */
-  latency_hist: string;
-  /** JSON object of status code to count for 4xx and 5xx. */
-  status_counts: string;
+}
+
+/** Answers with one status of 400 or more, per project and minute, hour or day. */
+export interface TrafficStatusCountsTable {
+  project_id: string;
+  span: RollupSpan;
+  bucket_start: string;
+  status: number;
+  count: number;
+}
+
+/** CPU and memory samples of a project's server processes per hour or day (minutes: `runtime_samples`). */
+export interface RuntimeRollupsTable {
+  project_id: string;
+  span: Exclude<RollupSpan, 'minute'>;
+  bucket_start: string;
+  samples: number;
+  cpu_sum: number;
+  cpu_max: number;
+  ram_sum: number;
+  ram_max: number;
 }
 
 /** Append-only prepaid ledger: top-ups (positive) and charges (negative); a balance is a sum. */
@@ -408,7 +437,9 @@ export interface Database {
   rate_limits: RateLimitsTable;
   alerts: AlertsTable;
   health_checks: HealthChecksTable;
-  request_rollups: RequestRollupsTable;
+  traffic_rollups: TrafficRollupsTable;
+  traffic_status_counts: TrafficStatusCountsTable;
+  runtime_rollups: RuntimeRollupsTable;
   ledger_entries: LedgerEntriesTable;
   idempotency_keys: IdempotencyKeysTable;
   certificates: CertificatesTable;

@@ -274,7 +274,7 @@ describe('monitoring rules, probes and pruning', () => {
   });
 
   describe('pruning', () => {
-    it('deletes probes past 48 hours and rollups and samples past 30 days, keeping the rest', async () => {
+    it('deletes probes past 48 hours and rollups and samples past their retention, keeping the rest', async () => {
       const p = await insertProject(t, alice.orgId);
       const ago = (ms: number) => new Date(Date.parse(NOW) - ms);
       for (const at of [ago(49 * HOUR), ago(47 * HOUR)]) {
@@ -318,7 +318,7 @@ describe('monitoring rules, probes and pruning', () => {
         .execute();
 
       const pruned = await pruneMonitoringData(t.deps, [MONITORING_TICK_JOB]);
-      expect(pruned).toMatchObject({ rollups: 1, runtimeSamples: 1, periodicRuns: 1 });
+      expect(pruned).toMatchObject({ rollups: 2, runtimeSamples: 2, periodicRuns: 1 });
       expect(pruned.healthChecks).toBeGreaterThanOrEqual(1);
       const left = await t.deps.db
         .selectFrom('health_checks')
@@ -327,11 +327,20 @@ describe('monitoring rules, probes and pruning', () => {
         .execute();
       expect(left).toEqual([{ at: ago(47 * HOUR).toISOString() }]);
       const rollups = await t.deps.db
-        .selectFrom('request_rollups')
-        .select('minute')
+        .selectFrom('traffic_rollups')
+        .select(['span', 'bucket_start'])
         .where('project_id', '=', p.id)
+        .orderBy('span')
+        .orderBy('bucket_start')
         .execute();
-      expect(rollups).toEqual([{ minute: ago(29 * 24 * HOUR).toISOString() }]);
+      // Minutes are kept 48 hours, hours 35 days, days 90 days (the defaults).
+      const start = (d: Date, unit: number) => new Date(Math.floor(d.getTime() / unit) * unit).toISOString();
+      expect(rollups).toEqual([
+        { span: 'day', bucket_start: start(ago(31 * 24 * HOUR), 24 * HOUR) },
+        { span: 'day', bucket_start: start(ago(29 * 24 * HOUR), 24 * HOUR) },
+        { span: 'hour', bucket_start: start(ago(31 * 24 * HOUR), HOUR) },
+        { span: 'hour', bucket_start: start(ago(29 * 24 * HOUR), HOUR) },
+      ]);
     });
   });
 

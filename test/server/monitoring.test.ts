@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   BUCKET_BOUNDS_MS,
   BUCKET_COUNT,
+  LATENCY_COLUMNS,
   bucketIndex,
   emptyHistogram,
   mergeHistograms,
@@ -140,24 +141,33 @@ describe('monitoring endpoints', () => {
 
     it('stores one row per project and minute with merged counters', async () => {
       const row = await t.deps.db
-        .selectFrom('request_rollups')
+        .selectFrom('traffic_rollups')
         .selectAll()
         .where('project_id', '=', projectId)
-        .where('minute', '=', '2026-11-22T09:59:00.000Z')
+        .where('span', '=', 'minute')
+        .where('bucket_start', '=', '2026-11-22T09:59:00.000Z')
         .executeTakeFirstOrThrow();
-      expect(row).toMatchObject({ requests: 90, success: 80, errors: 10 });
       // bigint columns: PostgreSQL returns them as strings.
+      expect([row.requests, row.success, row.errors, row.server_errors].map(Number)).toEqual([90, 80, 10, 0]);
       expect(Number(row.bytes)).toBe(52_000);
       expect(Number(row.latency_sum_ms)).toBe(50 * 8 + 30 * 40 + 10 * 3);
-      expect(JSON.parse(row.status_counts)).toEqual({ '404': 10 });
-      const hist = JSON.parse(row.latency_hist) as number[];
+      const statuses = await t.deps.db
+        .selectFrom('traffic_status_counts')
+        .select(['status', 'count'])
+        .where('project_id', '=', projectId)
+        .where('span', '=', 'minute')
+        .where('bucket_start', '=', '2026-11-22T09:59:00.000Z')
+        .execute();
+      expect(statuses.map((s) => [s.status, Number(s.count)])).toEqual([[404, 10]]);
+      const hist = LATENCY_COLUMNS.map((c) => Number(row[c]));
       expect(hist[bucketIndex(3)]).toBe(10);
       expect(hist[bucketIndex(8)]).toBe(50);
       expect(hist[bucketIndex(40)]).toBe(30);
       const rows = await t.deps.db
-        .selectFrom('request_rollups')
-        .select('minute')
+        .selectFrom('traffic_rollups')
+        .select('bucket_start')
         .where('project_id', '=', projectId)
+        .where('span', '=', 'minute')
         .execute();
       expect(rows).toHaveLength(6);
     });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseHistogram } from '../../server/monitoring/histogram.ts';
+import { LATENCY_COLUMNS } from '../../server/monitoring/histogram.ts';
 import { createRequestRecorder } from '../../server/monitoring/request-recorder.ts';
 import { writeRollupDeltas, type RollupDelta } from '../../server/services/monitoring/record-requests.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
@@ -19,13 +19,32 @@ describe('request recorder', () => {
   });
   afterAll(() => t.close());
 
-  const rollups = () =>
-    t.deps.db
-      .selectFrom('request_rollups')
+  /** The per-minute rows, with their error statuses and latency histogram. */
+  const rollups = async () => {
+    const rows = await t.deps.db
+      .selectFrom('traffic_rollups')
       .selectAll()
       .where('project_id', '=', projectId)
-      .orderBy('minute')
+      .where('span', '=', 'minute')
+      .orderBy('bucket_start')
       .execute();
+    const statuses = await t.deps.db
+      .selectFrom('traffic_status_counts')
+      .selectAll()
+      .where('project_id', '=', projectId)
+      .where('span', '=', 'minute')
+      .execute();
+    return rows.map((r) => ({
+      ...r,
+      minute: r.bucket_start,
+      statusCounts: Object.fromEntries(
+        statuses
+          .filter((s) => s.bucket_start === r.bucket_start)
+          .map((s) => [String(s.status), Number(s.count)]),
+      ),
+      latencyHist: LATENCY_COLUMNS.map((c) => Number(r[c])),
+    }));
+  };
 
   it('counts requests per project and minute in memory and writes the sums on flush', async () => {
     const recorder = createRequestRecorder(t.deps, { intervalMs: 60_000 });
@@ -50,8 +69,8 @@ describe('request recorder', () => {
       ['2026-11-22T10:00:00.000Z', 3, 2, 1, 250, 12],
       ['2026-11-22T10:01:00.000Z', 1, 0, 1, 10, 2],
     ]);
-    expect(JSON.parse(rows[0]!.status_counts)).toEqual({ '404': 1 });
-    expect(parseHistogram(rows[0]!.latency_hist).reduce((a, b) => a + b, 0)).toBe(3);
+    expect(rows[0]!.statusCounts).toEqual({ '404': 1 });
+    expect(rows[0]!.latencyHist.reduce((a, b) => a + b, 0)).toBe(3);
   });
 
   it('keeps the counts of a failed write and adds them on the next flush', async () => {
@@ -78,6 +97,6 @@ describe('request recorder', () => {
     expect(written).toHaveLength(1);
     const row = (await rollups()).find((r) => r.minute === '2026-11-22T11:00:00.000Z');
     expect([row?.requests, row?.success, row?.errors, row?.bytes].map(Number)).toEqual([3, 2, 1, 3]);
-    expect(JSON.parse(row!.status_counts)).toEqual({ '503': 1 });
+    expect(row!.statusCounts).toEqual({ '503': 1 });
   });
 });

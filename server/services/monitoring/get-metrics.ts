@@ -1,8 +1,11 @@
 import type { MetricName, Metrics, MetricsPeriod, MetricsQuery } from '../../../api/schemas/monitoring.ts';
-import { mergeHistograms, parseHistogram, percentile } from '../../monitoring/histogram.ts';
+import type { ExpressionBuilder } from 'kysely';
+import { LATENCY_COLUMNS, percentile } from '../../monitoring/histogram.ts';
+import { rollupRanges, type SpanRange } from '../../monitoring/rollup-ranges.ts';
+import type { Database } from '../../store/schema.ts';
 import { requireProject } from '../access.ts';
+import { cachedMetrics } from './metrics-cache.ts';
 import type { Actor, Deps } from '../deps.ts';
-import { mergeStatusCounts, parseStatusCounts } from './record-requests.ts';
 
 const HOUR = 3_600_000;
 
@@ -18,10 +21,29 @@ const ALL: readonly MetricName[] = ['requests', 'errors', 'latency', 'bandwidth'
 
 const round2 = (n: number) => Math.round(n * 100) / 100;
 
+/** Rows of `ranges` for one project: `(project_id, span, bucket_start)`, each an index range of the primary key. */
+function inRanges(projectId: string, ranges: readonly SpanRange[]) {
+  return (eb: ExpressionBuilder<Database, 'traffic_rollups' | 'traffic_status_counts' | 'runtime_rollups'>) =>
+    eb.or(
+      ranges.map((r) =>
+        eb.and([
+          eb('project_id', '=', projectId),
+          eb('span', '=', r.span),
+          eb('bucket_start', '>=', r.from),
+          eb('bucket_start', '<', r.to),
+        ]),
+      ),
+    );
+}
+
 /**
- * Traffic of the minutes that started within the period (`now - period <= minute <= now`).
- * Totals are exact sums of the per-minute rows; percentiles come from the merged histograms.
- * CPU and memory come from the runtime samples of the same minutes.
+ * Traffic of the minutes that started within the period (`now - period <= minute <= now`), from
+ * the fewest minute, hour and day rollups that cover them (`rollupRanges`; periods longer than
+ * the per-minute retention start at the top of their first hour). Totals are exact sums and
+ * percentiles come from the summed histogram columns, all added up by the database: nothing is
+ * parsed per row. CPU and memory come from the runtime samples of the same minutes. Answers
+ * are reused for a second (`cachedMetrics`), so a client polling in a loop does not take the
+ * event loop from the edge.
  */
 export async function getMetrics(
   deps: Deps,
@@ -30,95 +52,146 @@ export async function getMetrics(
   q: MetricsQuery,
 ): Promise<Metrics> {
   const { project } = await requireProject(deps, actor, projectId, 'viewer');
-  const now = deps.clock.now();
-  const since = new Date(now.getTime() - PERIOD_MS[q.period]).toISOString();
-  const wanted = new Set(q.metric ? [q.metric] : ALL);
-  const rows = deps.db
-    .selectFrom('request_rollups')
-    .where('project_id', '=', project.id)
-    .where('minute', '>=', since)
-    .where('minute', '<=', now.toISOString());
+  const now = deps.clock.now().getTime();
+  const ranges = rollupRanges(now - PERIOD_MS[q.period], now, deps.config.metricsRetention.minuteMs);
+  const key = JSON.stringify([project.id, q.metric ?? null, ranges]);
+  const metrics = await cachedMetrics(deps.db, key, now, () =>
+    computeMetrics(deps, project.id, ranges, new Set(q.metric ? [q.metric] : ALL)),
+  );
+  return { period: q.period, metrics };
+}
+
+/** The metrics of one project over `ranges`, from the database. */
+async function computeMetrics(
+  deps: Deps,
+  projectId: string,
+  ranges: readonly SpanRange[],
+  wanted: Set<MetricName>,
+): Promise<Metrics['metrics']> {
+  const metrics: Metrics['metrics'] = {};
+  if (ranges.length === 0) return metrics;
+  const where = inRanges(projectId, ranges);
 
   // SUM over no rows is NULL, and PostgreSQL returns bigint sums as strings: Number() covers both.
-  const sums = await rows
-    .select((eb) => [
-      eb.fn.sum<string | number | null>('requests').as('requests'),
-      eb.fn.sum<string | number | null>('success').as('success'),
-      eb.fn.sum<string | number | null>('errors').as('errors'),
-      eb.fn.sum<string | number | null>('bytes').as('bytes'),
-      eb.fn.sum<string | number | null>('latency_sum_ms').as('latency_sum_ms'),
-    ])
+  const sums = await deps.db
+    .selectFrom('traffic_rollups')
+    .where(where)
+    .select((eb) =>
+      [...TOTALS, ...(wanted.has('latency') ? LATENCY_COLUMNS : [])].map((c) =>
+        eb.fn.sum<string | number | null>(c).as(c),
+      ),
+    )
     .executeTakeFirstOrThrow();
-  const requests = Number(sums.requests ?? 0);
-  const errors = Number(sums.errors ?? 0);
+  const total = (c: string) => Number((sums as Record<string, string | number | null>)[c] ?? 0);
+  const requests = total('requests');
+  const errors = total('errors');
 
-  const metrics: Metrics['metrics'] = {};
   if (wanted.has('requests')) {
-    metrics.requests = { total: requests, success: Number(sums.success ?? 0), errors };
+    metrics.requests = { total: requests, success: total('success'), errors };
   }
   if (wanted.has('errors')) {
-    const counts = await rows.select('status_counts').where('errors', '>', 0).execute();
+    const byStatus: Record<string, number> = {};
+    if (errors > 0) {
+      const counts = await deps.db
+        .selectFrom('traffic_status_counts')
+        .where(where)
+        .select((eb) => ['status', eb.fn.sum<string | number>('count').as('count')])
+        .groupBy('status')
+        .orderBy('status')
+        .execute();
+      for (const c of counts) byStatus[String(c.status)] = Number(c.count);
+    }
     metrics.errors = {
       total: errors,
       rate: requests === 0 ? 0 : round2((errors / requests) * 100),
-      byStatus: mergeStatusCounts(...counts.map((r) => parseStatusCounts(r.status_counts))),
+      byStatus,
     };
   }
   if (wanted.has('latency')) {
-    const hists = await rows.select('latency_hist').where('requests', '>', 0).execute();
-    const hist = mergeHistograms(...hists.map((r) => parseHistogram(r.latency_hist)));
+    const hist = LATENCY_COLUMNS.map(total);
     metrics.latency = {
-      avg: requests === 0 ? 0 : round2(Number(sums.latency_sum_ms ?? 0) / requests),
+      avg: requests === 0 ? 0 : round2(total('latency_sum_ms') / requests),
       p50: percentile(hist, 50),
       p95: percentile(hist, 95),
       p99: percentile(hist, 99),
     };
   }
   if (wanted.has('bandwidth')) {
-    metrics.bandwidth = { total: Number(sums.bytes ?? 0), unit: 'bytes' };
+    metrics.bandwidth = { total: total('bytes'), unit: 'bytes' };
   }
   if (wanted.has('cpu') || wanted.has('ram')) {
-    Object.assign(metrics, await runtimeMetrics(deps, project.id, since, now.toISOString(), wanted));
+    Object.assign(metrics, await runtimeMetrics(deps, projectId, ranges, wanted));
   }
-  return { period: q.period, metrics };
+  return metrics;
 }
+
+const TOTALS = ['requests', 'success', 'errors', 'bytes', 'latency_sum_ms'] as const;
 
 /**
  * CPU and memory of the project's server processes, from the edge's samples in the period:
- * averages over every sample, maxima of single samples. Nothing (rather than zeros) when the
- * period has no sample, as for static sites.
+ * averages over every sample, maxima of single samples. Minutes come from `runtime_samples`
+ * (one row per deployment), hours and days from `runtime_rollups`. Nothing (rather than zeros)
+ * when the period has no sample, as for static sites.
  */
 async function runtimeMetrics(
   deps: Deps,
   projectId: string,
-  since: string,
-  until: string,
+  ranges: readonly SpanRange[],
   wanted: Set<MetricName>,
 ): Promise<Pick<Metrics['metrics'], 'cpu' | 'ram'>> {
-  const row = await deps.db
-    .selectFrom('runtime_samples')
-    .where('project_id', '=', projectId)
-    .where('minute', '>=', since)
-    .where('minute', '<=', until)
-    .select((eb) => [
-      eb.fn.sum<string | number | null>('samples').as('samples'),
-      eb.fn.sum<string | number | null>('cpu_sum').as('cpu_sum'),
-      eb.fn.max<string | number | null>('cpu_max').as('cpu_max'),
-      eb.fn.sum<string | number | null>('ram_sum').as('ram_sum'),
-      eb.fn.max<string | number | null>('ram_max').as('ram_max'),
-    ])
-    .executeTakeFirstOrThrow();
-  const samples = Number(row.samples ?? 0);
+  const minutes = ranges.filter((r) => r.span === 'minute');
+  const longer = ranges.filter((r) => r.span !== 'minute');
+  type Sums = { samples: unknown; cpu_sum: unknown; cpu_max: unknown; ram_sum: unknown; ram_max: unknown };
+  const parts: Sums[] = [];
+  if (minutes.length > 0) {
+    parts.push(
+      await deps.db
+        .selectFrom('runtime_samples')
+        .where((eb) =>
+          eb.or(
+            minutes.map((r) =>
+              eb.and([eb('project_id', '=', projectId), eb('minute', '>=', r.from), eb('minute', '<', r.to)]),
+            ),
+          ),
+        )
+        .select((eb) => [
+          eb.fn.sum('samples').as('samples'),
+          eb.fn.sum('cpu_sum').as('cpu_sum'),
+          eb.fn.max('cpu_max').as('cpu_max'),
+          eb.fn.sum('ram_sum').as('ram_sum'),
+          eb.fn.max('ram_max').as('ram_max'),
+        ])
+        .executeTakeFirstOrThrow(),
+    );
+  }
+  if (longer.length > 0) {
+    parts.push(
+      await deps.db
+        .selectFrom('runtime_rollups')
+        .where(inRanges(projectId, longer))
+        .select((eb) => [
+          eb.fn.sum('samples').as('samples'),
+          eb.fn.sum('cpu_sum').as('cpu_sum'),
+          eb.fn.max('cpu_max').as('cpu_max'),
+          eb.fn.sum('ram_sum').as('ram_sum'),
+          eb.fn.max('ram_max').as('ram_max'),
+        ])
+        .executeTakeFirstOrThrow(),
+    );
+  }
+  const n = (v: unknown) => Number(v ?? 0);
+  const samples = parts.reduce((a, p) => a + n(p.samples), 0);
   if (samples === 0) return {};
+  const cpuSum = parts.reduce((a, p) => a + n(p.cpu_sum), 0);
+  const cpuMax = Math.max(...parts.map((p) => n(p.cpu_max)));
+  const ramSum = parts.reduce((a, p) => a + n(p.ram_sum), 0);
+  const ramMax = Math.max(...parts.map((p) => n(p.ram_max)));
   const out: Pick<Metrics['metrics'], 'cpu' | 'ram'> = {};
   if (wanted.has('cpu')) {
-    out.cpu = {
-      avg: round2(Number(row.cpu_sum) / samples / 100),
-      max: round2(Number(row.cpu_max) / 100),
-    };
+    out.cpu = { avg: round2(cpuSum / samples / 100), max: round2(cpuMax / 100) };
   }
   if (wanted.has('ram')) {
-    out.ram = { avg: Math.round(Number(row.ram_sum) / samples), max: Number(row.ram_max), unit: 'bytes' };
+    out.ram = { avg: Math.round(ramSum / samples), max: ramMax, unit: 'bytes' };
   }
   return out;
 }

@@ -1,12 +1,18 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Insertable, type Kysely } from 'kysely';
 import {
   bucketIndex,
   emptyHistogram,
+  LATENCY_COLUMNS,
   mergeHistograms,
-  parseHistogram,
   type Histogram,
 } from '../../monitoring/histogram.ts';
-import type { Database } from '../../store/schema.ts';
+import { rollupsChanged } from './metrics-cache.ts';
+import type {
+  Database,
+  RollupSpan,
+  TrafficRollupsTable,
+  TrafficStatusCountsTable,
+} from '../../store/schema.ts';
 
 /** One request the edge answered. */
 export interface ServedRequest {
@@ -119,72 +125,134 @@ export function summarizeRequests(batch: readonly ServedRequest[]): RollupDelta[
   return [...byKey.values()];
 }
 
-/** Adds a batch of served requests to the per-minute rollups (see `writeRollupDeltas`). */
+/** Adds a batch of served requests to the rollups (see `writeRollupDeltas`). */
 export async function recordRequests(db: Kysely<Database>, batch: readonly ServedRequest[]): Promise<void> {
   await writeRollupDeltas(db, summarizeRequests(batch));
 }
 
+const HOUR_MS = 3_600_000;
+const DAY_MS = 24 * HOUR_MS;
+const SPAN_MS: Record<RollupSpan, number> = { minute: 60_000, hour: HOUR_MS, day: DAY_MS };
+
+/** Start (ISO) of the minute, hour or day (UTC) that holds `at`. */
+export const spanStart = (at: string | number, span: RollupSpan): string => {
+  const ms = typeof at === 'number' ? at : Date.parse(at);
+  return new Date(Math.floor(ms / SPAN_MS[span]) * SPAN_MS[span]).toISOString();
+};
+
+const SPANS: readonly RollupSpan[] = ['minute', 'hour', 'day'];
+/** The counters of a traffic rollup row, summed as they are. */
+const COUNTERS = ['requests', 'success', 'errors', 'server_errors', 'bytes', 'latency_sum_ms'] as const;
+type TrafficRow = Insertable<TrafficRollupsTable>;
+type StatusRow = Insertable<TrafficStatusCountsTable>;
+
 /**
- * Adds per-minute deltas to the rollups, all in one transaction. Works the
- * same on SQLite and PostgreSQL without dialect-specific SQL: each row is first created empty if
- * missing (ON CONFLICT DO NOTHING), then the counters are incremented in place, which on
- * PostgreSQL also locks the row, so the read-modify-write of the JSON columns that follows cannot
- * lose another writer's update. Rows are touched in a fixed order so two writers cannot deadlock.
+ * Rows per statement: 34 values each, well under SQLite's 32,766 and PostgreSQL's 65,535
+ * parameters.
  */
-export async function writeRollupDeltas(
-  db: Kysely<Database>,
-  unsorted: readonly RollupDelta[],
-): Promise<void> {
-  if (unsorted.length === 0) return;
-  const deltas = [...unsorted].sort((a, b) =>
-    a.projectId === b.projectId ? a.minute.localeCompare(b.minute) : a.projectId.localeCompare(b.projectId),
+const CHUNK = 200;
+
+/** `col = <table>.col + excluded.col` for each column: adds the new row into the stored one. */
+function addExcluded(table: string, cols: readonly string[]) {
+  return Object.fromEntries(
+    cols.map((c) => [c, sql`${sql.ref(`${table}.${c}`)} + ${sql.ref(`excluded.${c}`)}`]),
   );
-  await db.transaction().execute(async (tx) => {
-    for (const d of deltas) {
-      await tx
-        .insertInto('request_rollups')
-        .values({
-          project_id: d.projectId,
-          minute: d.minute,
+}
+
+const keyOf = (r: { project_id: string; span: string; bucket_start: string }) =>
+  `${r.project_id}\u0000${r.span}\u0000${r.bucket_start}`;
+
+/**
+ * The rows that per-minute deltas add to: each minute's own row and the rows of its hour and its
+ * day, merged by key and sorted (see `writeRollupDeltas`).
+ */
+export function rollupRows(deltas: readonly RollupDelta[]): { traffic: TrafficRow[]; statuses: StatusRow[] } {
+  const traffic = new Map<string, TrafficRow>();
+  const statuses = new Map<string, StatusRow>();
+  for (const d of deltas) {
+    let serverErrors = 0;
+    for (const [code, n] of Object.entries(d.statusCounts))
+      if (Number(code) >= 500 && Number(code) <= 599) serverErrors += n;
+    for (const span of SPANS) {
+      const base = { project_id: d.projectId, span, bucket_start: spanStart(d.minute, span) };
+      const key = keyOf(base);
+      let row = traffic.get(key);
+      if (!row) {
+        row = {
+          ...base,
           requests: 0,
           success: 0,
           errors: 0,
+          server_errors: 0,
           bytes: 0,
           latency_sum_ms: 0,
-          latency_hist: JSON.stringify(emptyHistogram()),
-          status_counts: '{}',
-        })
-        .onConflict((oc) => oc.columns(['project_id', 'minute']).doNothing())
-        .execute();
-      await tx
-        .updateTable('request_rollups')
-        .set({
-          requests: sql`requests + ${d.requests}`,
-          success: sql`success + ${d.success}`,
-          errors: sql`errors + ${d.errors}`,
-          bytes: sql`bytes + ${d.bytes}`,
-          latency_sum_ms: sql`latency_sum_ms + ${d.latencySumMs}`,
-        })
-        .where('project_id', '=', d.projectId)
-        .where('minute', '=', d.minute)
-        .execute();
-      const row = await tx
-        .selectFrom('request_rollups')
-        .select(['latency_hist', 'status_counts'])
-        .where('project_id', '=', d.projectId)
-        .where('minute', '=', d.minute)
-        .executeTakeFirstOrThrow();
-      await tx
-        .updateTable('request_rollups')
-        .set({
-          latency_hist: JSON.stringify(mergeHistograms(parseHistogram(row.latency_hist), d.latencyHist)),
-          status_counts: JSON.stringify(
-            mergeStatusCounts(parseStatusCounts(row.status_counts), d.statusCounts),
-          ),
-        })
-        .where('project_id', '=', d.projectId)
-        .where('minute', '=', d.minute)
-        .execute();
+        } as TrafficRow;
+        for (const c of LATENCY_COLUMNS) row[c] = 0;
+        traffic.set(key, row);
+      }
+      row.requests += d.requests;
+      row.success += d.success;
+      row.errors += d.errors;
+      row.server_errors += serverErrors;
+      row.bytes += d.bytes;
+      row.latency_sum_ms += d.latencySumMs;
+      const hist = mergeHistograms(d.latencyHist);
+      LATENCY_COLUMNS.forEach((c, i) => (row[c] += hist[i]!));
+      for (const [code, n] of Object.entries(d.statusCounts)) {
+        const s = { ...base, status: Number(code), count: 0 };
+        const sKey = `${key}\u0000${code}`;
+        const existing = statuses.get(sKey) ?? s;
+        existing.count += n;
+        statuses.set(sKey, existing);
+      }
     }
-  });
+  }
+  const sorted = <T>(m: Map<string, T>) =>
+    [...m].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, v]) => v);
+  return { traffic: sorted(traffic), statuses: sorted(statuses) };
+}
+
+/**
+ * Adds per-minute deltas to the rollups of their minute, hour and day, all in one transaction,
+ * with `INSERT ... ON CONFLICT DO UPDATE SET col = table.col + excluded.col` (the same SQL on
+ * SQLite and PostgreSQL; PostgreSQL locks each row it adds to, so concurrent edges never lose an
+ * update). Rows are sorted by key so two writers lock them in the same order and cannot deadlock.
+ *
+ * Hours and days are written here, with their minutes, rather than rolled up later by the
+ * monitoring run: every counter is a sum and the latency histogram is bucket counts, so adding a
+ * delta to the three rows keeps each hour and day exactly the sum of its minutes, including for
+ * counts that arrive late (a recorder retrying after an outage), which a later roll-up pass would
+ * have to find again; and a reader never sees a minute without its hour.
+ */
+export async function writeRollupDeltas(db: Kysely<Database>, deltas: readonly RollupDelta[]): Promise<void> {
+  if (deltas.length === 0) return;
+  await db.transaction().execute((tx) => writeRollupRows(tx, deltas));
+  rollupsChanged(db);
+}
+
+/** `writeRollupDeltas` without its transaction, for callers already in one (a migration). */
+export async function writeRollupRows(db: Kysely<Database>, deltas: readonly RollupDelta[]): Promise<void> {
+  const { traffic, statuses } = rollupRows(deltas);
+  for (let i = 0; i < traffic.length; i += CHUNK) {
+    await db
+      .insertInto('traffic_rollups')
+      .values(traffic.slice(i, i + CHUNK))
+      .onConflict((oc) =>
+        oc
+          .columns(['project_id', 'span', 'bucket_start'])
+          .doUpdateSet(addExcluded('traffic_rollups', [...COUNTERS, ...LATENCY_COLUMNS])),
+      )
+      .execute();
+  }
+  for (let i = 0; i < statuses.length; i += CHUNK) {
+    await db
+      .insertInto('traffic_status_counts')
+      .values(statuses.slice(i, i + CHUNK))
+      .onConflict((oc) =>
+        oc
+          .columns(['project_id', 'span', 'bucket_start', 'status'])
+          .doUpdateSet(addExcluded('traffic_status_counts', ['count'])),
+      )
+      .execute();
+  }
 }

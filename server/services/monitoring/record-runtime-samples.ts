@@ -1,6 +1,7 @@
-import { sql, type Kysely } from 'kysely';
-import type { Database } from '../../store/schema.ts';
-import { minuteOf } from './record-requests.ts';
+import { sql, type Insertable, type Kysely } from 'kysely';
+import type { Database, RuntimeRollupsTable } from '../../store/schema.ts';
+import { rollupsChanged } from './metrics-cache.ts';
+import { minuteOf, spanStart } from './record-requests.ts';
 
 /** One measurement of one deployment's server process group. */
 export interface RuntimeSample {
@@ -56,8 +57,8 @@ export function summarizeSamples(batch: readonly RuntimeSample[]): SampleDelta[]
 }
 
 /**
- * Adds samples to the per-minute rows in one transaction, the way recordRequests does: create
- * the row empty if missing, then increment in place. The maxima use CASE rather than
+ * Adds samples to the per-minute rows in one transaction: create the row empty if missing, then
+ * increment in place; then to the project's hour and day rows. The maxima use CASE rather than
  * max()/GREATEST(), which differ between SQLite and PostgreSQL.
  */
 export async function recordRuntimeSamples(
@@ -96,5 +97,57 @@ export async function recordRuntimeSamples(
         .where('deployment_id', '=', d.deploymentId)
         .execute();
     }
+    for (const row of hourAndDayRows(deltas)) {
+      const max = (c: 'cpu_max' | 'ram_max') =>
+        sql<number>`case when ${sql.ref(`runtime_rollups.${c}`)} < ${sql.ref(`excluded.${c}`)} then ${sql.ref(`excluded.${c}`)} else ${sql.ref(`runtime_rollups.${c}`)} end`;
+      const add = (c: 'samples' | 'cpu_sum' | 'ram_sum') =>
+        sql<number>`${sql.ref(`runtime_rollups.${c}`)} + ${sql.ref(`excluded.${c}`)}`;
+      await tx
+        .insertInto('runtime_rollups')
+        .values(row)
+        .onConflict((oc) =>
+          oc.columns(['project_id', 'span', 'bucket_start']).doUpdateSet({
+            samples: add('samples'),
+            cpu_sum: add('cpu_sum'),
+            cpu_max: max('cpu_max'),
+            ram_sum: add('ram_sum'),
+            ram_max: max('ram_max'),
+          }),
+        )
+        .execute();
+    }
   });
+  rollupsChanged(db);
+}
+
+/**
+ * The hour and day rows the minute deltas add to, over all deployments of a project, sorted by
+ * key. Written with the minutes in one transaction (as traffic is, see `writeRollupDeltas`):
+ * sums and maxima of the minutes, so exact.
+ */
+function hourAndDayRows(deltas: readonly SampleDelta[]): Insertable<RuntimeRollupsTable>[] {
+  const rows = new Map<string, Insertable<RuntimeRollupsTable>>();
+  for (const d of deltas) {
+    for (const span of ['hour', 'day'] as const) {
+      const bucketStart = spanStart(d.minute, span);
+      const key = `${d.projectId}\u0000${span}\u0000${bucketStart}`;
+      const row = rows.get(key) ?? {
+        project_id: d.projectId,
+        span,
+        bucket_start: bucketStart,
+        samples: 0,
+        cpu_sum: 0,
+        cpu_max: 0,
+        ram_sum: 0,
+        ram_max: 0,
+      };
+      row.samples += d.samples;
+      row.cpu_sum += d.cpuSum;
+      row.cpu_max = Math.max(row.cpu_max, d.cpuMax);
+      row.ram_sum += d.ramSum;
+      row.ram_max = Math.max(row.ram_max, d.ramMax);
+      rows.set(key, row);
+    }
+  }
+  return [...rows].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, r]) => r);
 }
