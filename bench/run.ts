@@ -7,6 +7,7 @@ import { benchDashboard } from './dashboard.ts';
 import { benchEdge } from './edge.ts';
 import { benchEdgeFlood } from './edge-flood.ts';
 import { benchRecording } from './monitoring.ts';
+import { benchMonitoringTick } from './monitoring-tick.ts';
 import { benchSandbox } from './sandbox.ts';
 import { benchScale } from './scale.ts';
 import { benchUpload } from './upload.ts';
@@ -24,6 +25,7 @@ const suites: Record<string, () => Promise<string>> = {
   action: () => benchAction(),
   bot: () => benchBot(),
   recording: () => benchRecording(),
+  'monitoring-tick': () => benchMonitoringTick(),
   scale: () => benchScale(seconds),
   sandbox: () => benchSandbox(),
   upload: () => benchUpload(),

@@ -227,6 +227,7 @@ const EnvSchema = z.object({
   SLIPWAY_HEALTH_INTERVAL: duration('SLIPWAY_HEALTH_INTERVAL', '60s'),
   SLIPWAY_DOMAIN_CLAIM_TTL: duration('SLIPWAY_DOMAIN_CLAIM_TTL', '7d'),
   SLIPWAY_JOB_RETENTION: duration('SLIPWAY_JOB_RETENTION', '7d'),
+  SLIPWAY_PROBE_BATCH: positiveInt('SLIPWAY_PROBE_BATCH', 500),
   SLIPWAY_SESSION_TTL: duration('SLIPWAY_SESSION_TTL', '7d'),
   SLIPWAY_OIDC_ISSUER: z
     .string()
@@ -410,6 +411,7 @@ function toConfig(env: z.infer<typeof EnvSchema>) {
     domainClaimTtlMs: env.SLIPWAY_DOMAIN_CLAIM_TTL,
     /** Finished jobs (builds, deliveries' runs, certificates) are deleted this long after they ended. */
     jobRetentionMs: env.SLIPWAY_JOB_RETENTION,
+    probeBatch: env.SLIPWAY_PROBE_BATCH,
     /** How long a dashboard sign-in lasts (it ends sooner when its API token is revoked). */
     sessionTtlMs: env.SLIPWAY_SESSION_TTL,
     /** Keyless deploys from GitHub Actions: whose OIDC tokens are accepted, for which audience, and how long the Slipway token lasts. */

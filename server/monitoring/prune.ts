@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Deps } from '../services/deps.ts';
 
 const HOUR = 3_600_000;
@@ -8,6 +9,42 @@ export const ROLLUP_RETENTION_MS = 30 * 24 * HOUR;
 /** Finished runs of periodic jobs are kept a day, for `jobs` table forensics. */
 export const PERIODIC_RUN_RETENTION_MS = 24 * HOUR;
 
+/** Rows (about) per DELETE: short transactions, so a backlog never holds SQLite's lock long. */
+export const PRUNE_BATCH = 1000;
+
+type TimedTable = 'health_checks' | 'request_rollups' | 'runtime_samples';
+
+/**
+ * Deletes the rows of `table` whose `column` is before `before`, oldest first, in statements of
+ * about {@link PRUNE_BATCH} rows: each finds the time of the batch's last row through the column's
+ * index, then deletes the range up to it (rows sharing that time go together). Returns the count.
+ */
+export async function deleteOlderThan(
+  db: Deps['db'],
+  table: TimedTable,
+  column: 'at' | 'minute',
+  before: string,
+): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const time = sql.ref<string>(column);
+    const edge = await db
+      .selectFrom(table)
+      .select(time.as('t'))
+      .where(time, '<', before)
+      .orderBy(time)
+      .limit(1)
+      .offset(PRUNE_BATCH - 1)
+      .executeTakeFirst();
+    const res = await db
+      .deleteFrom(table)
+      .where(time, edge ? '<=' : '<', edge ? edge.t : before)
+      .executeTakeFirst();
+    total += Number(res.numDeletedRows);
+    if (!edge) return total;
+  }
+}
+
 export interface Pruned {
   healthChecks: number;
   rollups: number;
@@ -16,7 +53,8 @@ export interface Pruned {
 }
 
 /**
- * Deletes monitoring data past its retention. Raw request records never reach the database
+ * Deletes monitoring data past its retention, in batches through the time indexes
+ * (health_checks_at, request_rollups_minute, runtime_samples_minute). Raw request records never reach the database
  * (the edge sums them per minute in memory), so the oldest raw data are the health probes.
  */
 export async function pruneMonitoringData(
@@ -25,18 +63,14 @@ export async function pruneMonitoringData(
 ): Promise<Pruned> {
   const now = deps.clock.now().getTime();
   const before = (ms: number) => new Date(now - ms).toISOString();
-  const health = await deps.db
-    .deleteFrom('health_checks')
-    .where('at', '<', before(HEALTH_RETENTION_MS))
-    .executeTakeFirst();
-  const rollups = await deps.db
-    .deleteFrom('request_rollups')
-    .where('minute', '<', before(ROLLUP_RETENTION_MS))
-    .executeTakeFirst();
-  const samples = await deps.db
-    .deleteFrom('runtime_samples')
-    .where('minute', '<', before(ROLLUP_RETENTION_MS))
-    .executeTakeFirst();
+  const healthChecks = await deleteOlderThan(deps.db, 'health_checks', 'at', before(HEALTH_RETENTION_MS));
+  const rollups = await deleteOlderThan(deps.db, 'request_rollups', 'minute', before(ROLLUP_RETENTION_MS));
+  const runtimeSamples = await deleteOlderThan(
+    deps.db,
+    'runtime_samples',
+    'minute',
+    before(ROLLUP_RETENTION_MS),
+  );
   let periodicRuns = 0;
   if (periodicKinds.length > 0) {
     const res = await deps.db
@@ -47,10 +81,5 @@ export async function pruneMonitoringData(
       .executeTakeFirst();
     periodicRuns = Number(res.numDeletedRows);
   }
-  return {
-    healthChecks: Number(health.numDeletedRows),
-    rollups: Number(rollups.numDeletedRows),
-    runtimeSamples: Number(samples.numDeletedRows),
-    periodicRuns,
-  };
+  return { healthChecks, rollups, runtimeSamples, periodicRuns };
 }

@@ -2,6 +2,8 @@ import { CompiledQuery, sql, type Kysely, type KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createJobQueue } from '../../server/jobs/queue.ts';
 import { pruneFinishedJobs } from '../../server/jobs/prune-jobs.ts';
+import { evaluateDeploymentFailures } from '../../server/monitoring/deployment-failed-alert.ts';
+import { pruneMonitoringData } from '../../server/monitoring/prune.ts';
 import { getBilling } from '../../server/payments/get-billing.ts';
 import { listDeployments } from '../../server/services/deployments/list-deployments.ts';
 import type { Actor, Deps } from '../../server/services/deps.ts';
@@ -17,6 +19,7 @@ import { listWebhooks } from '../../server/services/webhooks/list-webhooks.ts';
 import type { Database } from '../../server/store/schema.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { testDialect } from '../helpers/database.ts';
+import { insertDeployment } from '../helpers/edge.ts';
 
 /**
  * The plans of the hot queries, read from the database itself (EXPLAIN of the exact SQL the
@@ -183,5 +186,50 @@ describe(`query plans (${testDialect()})`, () => {
     if (testDialect() === 'sqlite')
       expect(text, text).toMatch(/SEARCH jobs USING (COVERING )?INDEX jobs_finished \(updated_at<\?\)/);
     else expect(text, text).toMatch(/Index (Only )?Scan using jobs_finished on jobs/);
+  });
+
+  it('the deployment_failed rule reads failed production deployments through their partial indexes', async () => {
+    // A recent failure, so the rule also reads that project's latest failed deployment.
+    await insertDeployment(t, projectId, { status: 'failed', target: 'production' });
+    seen.length = 0;
+    await evaluateDeploymentFailures(traced);
+    const recent = seen.find((c) =>
+      /select "project_id" from "deployments" where status = 'failed'/.test(c.sql),
+    );
+    const latest = seen.find((c) => /from "deployments" where "project_id" = /.test(c.sql));
+    const recentPlan = await plan(t.deps.db, recent!, { sort: true });
+    const latestPlan = await plan(t.deps.db, latest!);
+    if (testDialect() === 'sqlite') {
+      expect(recentPlan, recentPlan).toMatch(
+        /SEARCH deployments USING COVERING INDEX deployments_failed_production \(updated_at>\?\)/,
+      );
+      expect(latestPlan, latestPlan).toMatch(
+        /SEARCH deployments USING INDEX deployments_failed_production_project \(project_id=\?\)/,
+      );
+      expect(latestPlan, latestPlan).not.toMatch(/TEMP B-TREE/);
+    } else {
+      // On a near-empty table PostgreSQL weighs the two partial indexes alike; both hold only
+      // failed production deployments, never the whole table.
+      expect(recentPlan, recentPlan).toMatch(
+        /Index (Only )?Scan using deployments_failed_production(_project)? on deployments/,
+      );
+      expect(latestPlan, latestPlan).toMatch(
+        /Index Scan Backward using deployments_failed_production_project on deployments/,
+      );
+      for (const text of [recentPlan, latestPlan]) expect(text, text).not.toMatch(/Seq Scan/);
+    }
+  });
+
+  it('pruning deletes monitoring data by ranges of its time index', async () => {
+    await expectIndexOrder('health_checks', 'health_checks_at', () => pruneMonitoringData(traced));
+    await expectIndexOrder('request_rollups', 'request_rollups_minute', () => pruneMonitoringData(traced));
+    await expectIndexOrder('runtime_samples', 'runtime_samples_minute', () => pruneMonitoringData(traced));
+    seen.length = 0;
+    await pruneMonitoringData(traced);
+    const del = seen.find((c) => /^delete from "health_checks"/.test(c.sql));
+    const text = await plan(t.deps.db, del!);
+    if (testDialect() === 'sqlite')
+      expect(text, text).toMatch(/SEARCH health_checks USING (COVERING )?INDEX health_checks_at \(at<\?\)/);
+    else expect(text, text).toMatch(/Index (Only )?Scan using health_checks_at on health_checks/);
   });
 });

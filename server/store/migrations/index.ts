@@ -15,6 +15,7 @@ import { dashboardSessions } from './011_dashboard_sessions.ts';
 import { githubEvents } from './012_github_events.ts';
 import { trustPolicies } from './013_trust_policies.ts';
 import { listIndexes } from './014_list_indexes.ts';
+import { monitoringIndexes } from './016_monitoring_indexes.ts';
 
 /** Every migration in order; names sort as they run. Data migrations that encrypt use `cipher`. */
 export function allMigrations(d: DialectHelpers, cipher: Cipher): Record<string, Migration> {
@@ -33,5 +34,6 @@ export function allMigrations(d: DialectHelpers, cipher: Cipher): Record<string,
     '012_github_events': githubEvents(d),
     '013_trust_policies': trustPolicies,
     '014_list_indexes': listIndexes,
+    '016_monitoring_indexes': monitoringIndexes,
   };
 }
