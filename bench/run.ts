@@ -25,7 +25,7 @@ const suites: Record<string, () => Promise<string>> = {
   action: () => benchAction(),
   bot: () => benchBot(),
   recording: () => benchRecording(),
-  'monitoring-tick': () => benchMonitoringTick(),
+  monitoring: () => benchMonitoringTick(),
   scale: () => benchScale(seconds),
   sandbox: () => benchSandbox(),
   upload: () => benchUpload(),

@@ -16,11 +16,12 @@ export const FAILURE_LOOKBACK_MS = 24 * 3_600_000;
  */
 export async function evaluateDeploymentFailures(deps: Pick<Deps, 'db' | 'clock'>): Promise<void> {
   const now = deps.clock.now();
-  // The predicates are written literally: they are those of the partial indexes of migration 016
-  // (deployments_failed_production*) and of alerts_one_active, which bound parameters would not match.
+  // The predicates are written literally: they are those of the partial indexes
+  // deployments_failed_production (migration 016) and alerts_one_active, which bound parameters
+  // would not match.
   const recent = await deps.db
     .selectFrom('deployments')
-    // No DISTINCT (the Set below dedupes): it would have SQLite walk the per-project index whole.
+    // No DISTINCT: the Set below dedupes the few rows of a day.
     .select('project_id')
     .where(FAILED_PRODUCTION)
     .where('updated_at', '>=', new Date(now.getTime() - FAILURE_LOOKBACK_MS).toISOString())

@@ -188,7 +188,7 @@ describe(`query plans (${testDialect()})`, () => {
     else expect(text, text).toMatch(/Index (Only )?Scan using jobs_finished on jobs/);
   });
 
-  it('the deployment_failed rule reads failed production deployments through their partial indexes', async () => {
+  it('the deployment_failed rule reads recent failed production deployments through a partial index', async () => {
     // A recent failure, so the rule also reads that project's latest failed deployment.
     await insertDeployment(t, projectId, { status: 'failed', target: 'production' });
     seen.length = 0;
@@ -198,24 +198,18 @@ describe(`query plans (${testDialect()})`, () => {
     );
     const latest = seen.find((c) => /from "deployments" where "project_id" = /.test(c.sql));
     const recentPlan = await plan(t.deps.db, recent!, { sort: true });
-    const latestPlan = await plan(t.deps.db, latest!);
+    const latestPlan = await plan(t.deps.db, latest!, { sort: true });
     if (testDialect() === 'sqlite') {
       expect(recentPlan, recentPlan).toMatch(
         /SEARCH deployments USING COVERING INDEX deployments_failed_production \(updated_at>\?\)/,
       );
-      expect(latestPlan, latestPlan).toMatch(
-        /SEARCH deployments USING INDEX deployments_failed_production_project \(project_id=\?\)/,
-      );
-      expect(latestPlan, latestPlan).not.toMatch(/TEMP B-TREE/);
+      // Only that project's deployments are read, through one of its list indexes.
+      expect(latestPlan, latestPlan).toMatch(/SEARCH deployments USING INDEX \w+ \(project_id=\?/);
     } else {
-      // On a near-empty table PostgreSQL weighs the two partial indexes alike; both hold only
-      // failed production deployments, never the whole table.
       expect(recentPlan, recentPlan).toMatch(
-        /Index (Only )?Scan using deployments_failed_production(_project)? on deployments/,
+        /Index (Only )?Scan using deployments_failed_production on deployments/,
       );
-      expect(latestPlan, latestPlan).toMatch(
-        /Index Scan Backward using deployments_failed_production_project on deployments/,
-      );
+      expect(latestPlan, latestPlan).toMatch(/Index Scan( Backward)? using deployments_\w+ on deployments/);
       for (const text of [recentPlan, latestPlan]) expect(text, text).not.toMatch(/Seq Scan/);
     }
   });
