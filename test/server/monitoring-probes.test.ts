@@ -1,8 +1,10 @@
 import { createServer, type Server } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { probeDeployment } from '../../server/jobs/probe-deployment.ts';
 import { createHostResolver } from '../../server/edge/resolve-host.ts';
 import { createEdgeServer } from '../../server/edge/server.ts';
 import { probeProductionUrls } from '../../server/monitoring/probe-production.ts';
+import { PRUNE_BATCH, pruneMonitoringData } from '../../server/monitoring/prune.ts';
 import { PROBE_HEADER, isProbeToken, probeToken } from '../../server/monitoring/probe-token.ts';
 import { createRequestRecorder, type RequestRecorder } from '../../server/monitoring/request-recorder.ts';
 import { edgeRecordingOptions } from '../../server/roles/edge.ts';
@@ -95,6 +97,23 @@ describe('health probes and traffic', () => {
       uptime: 100,
       lastCheck: clock.now().toISOString(),
     });
+  });
+
+  it('does not count the probe that makes a deployment live either', async () => {
+    const artifactId = await storeSite(t.deps.config.artifactsDir, { 'index.html': '<h1>new</h1>' });
+    const p = await insertProject(t, alice.orgId, { name: 'going-live' });
+    const d = await insertDeployment(t, p.id, { artifact_id: artifactId });
+    const probed = await probeDeployment({
+      edgeUrl: `http://127.0.0.1:${port}`,
+      host: `${d.host}.localhost`,
+      deploymentId: d.id,
+      timeoutMs: 10_000,
+      probeToken: () => probeToken(t.deps),
+    });
+    expect(probed.status).toBe(200);
+    expect(await requestsOf(p.id)).toBe(0);
+    expect((await edgeRequest(port, `${d.host}.localhost`, '/')).status).toBe(200);
+    expect(await requestsOf(p.id)).toBe(1);
   });
 
   it('accepts only a token sealed with this key, stamped within 5 minutes', async () => {
@@ -212,5 +231,38 @@ describe('which projects a run probes', () => {
     }
     expect([...counts].sort()).toEqual([2, 2, 3]);
     expect([...seen].sort()).toEqual(projects.map((p) => `${p.name}.localhost`).sort());
+  });
+});
+
+describe('pruning in batches', () => {
+  it('deletes a backlog larger than a batch, rows sharing a time included, and keeps the rest', async () => {
+    const t = await createTestApp({ clock: new ManualClock(NOW) });
+    try {
+      const alice = await t.user('alice@example.com');
+      const p = await insertProject(t, alice.orgId);
+      const at = (hoursAgo: number) => new Date(Date.parse(NOW) - hoursAgo * 3_600_000).toISOString();
+      // 2.5 batches of old probes, many sharing one time (the batch edge falls among them), and 3 recent.
+      const old = Array.from({ length: Math.round(PRUNE_BATCH * 2.5) }, (_, i) => at(49 + (i % 7)));
+      const rows = [...old, at(1), at(2), at(47)].map((time) => ({
+        project_id: p.id,
+        at: time,
+        ok: 1,
+        status_code: 200,
+        response_time_ms: 3,
+        error: null,
+      }));
+      for (let i = 0; i < rows.length; i += 500) {
+        await t.deps.db
+          .insertInto('health_checks')
+          .values(rows.slice(i, i + 500))
+          .execute();
+      }
+      const pruned = await pruneMonitoringData(t.deps);
+      expect(pruned.healthChecks).toBe(old.length);
+      const left = await t.deps.db.selectFrom('health_checks').select('at').orderBy('at').execute();
+      expect(left.map((r) => r.at)).toEqual([at(47), at(2), at(1)]);
+    } finally {
+      await t.close();
+    }
   });
 });
