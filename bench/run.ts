@@ -9,6 +9,7 @@ import { benchEdge } from './edge.ts';
 import { benchEdgeFlood } from './edge-flood.ts';
 import { benchMetrics } from './metrics.ts';
 import { benchRecording } from './monitoring.ts';
+import { benchMonitoringTick } from './monitoring-tick.ts';
 import { benchSandbox } from './sandbox.ts';
 import { benchScale } from './scale.ts';
 import { benchUpload } from './upload.ts';
@@ -27,6 +28,7 @@ const suites: Record<string, () => Promise<string>> = {
   bot: () => benchBot(),
   recording: () => benchRecording(),
   metrics: () => benchMetrics(seconds),
+  monitoring: () => benchMonitoringTick(),
   scale: () => benchScale(seconds),
   sandbox: () => benchSandbox(),
   upload: () => benchUpload(),

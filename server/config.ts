@@ -251,6 +251,7 @@ const EnvSchema = z.object({
     '31d',
     'the 30-day period reads days',
   ),
+  SLIPWAY_PROBE_BATCH: positiveInt('SLIPWAY_PROBE_BATCH', 500),
   SLIPWAY_SESSION_TTL: duration('SLIPWAY_SESSION_TTL', '7d'),
   SLIPWAY_OIDC_ISSUER: z
     .string()
@@ -444,6 +445,7 @@ function toConfig(env: z.infer<typeof EnvSchema>) {
       hourMs: env.SLIPWAY_METRICS_HOUR_RETENTION,
       dayMs: env.SLIPWAY_METRICS_DAY_RETENTION,
     },
+    probeBatch: env.SLIPWAY_PROBE_BATCH,
     /** How long a dashboard sign-in lasts (it ends sooner when its API token is revoked). */
     sessionTtlMs: env.SLIPWAY_SESSION_TTL,
     /** Keyless deploys from GitHub Actions: whose OIDC tokens are accepted, for which audience, and how long the Slipway token lasts. */

@@ -10,6 +10,7 @@ import type { RuntimeLauncher } from './launcher.ts';
 import type { RuntimeSupervisor } from './runtime.ts';
 import { createStaticServer, type ByteCounter } from './static.ts';
 import { challengeTokenOf } from '../certificates/challenge-store.ts';
+import { PROBE_HEADER } from '../monitoring/probe-token.ts';
 
 /** One answered request, for traffic metrics. */
 export interface RequestRecord {
@@ -35,6 +36,12 @@ export interface EdgeServerOptions {
   launcher?: Pick<RuntimeLauncher, 'ensure' | 'touch'>;
   /** Called once per response, synchronously: keep it cheap (push to a buffer). */
   onRequest?: (record: RequestRecord) => void;
+  /**
+   * True for the service's own health probes (a valid `X-Slipway-Probe` header): they are
+   * answered as any request but not passed to `onRequest`, so they never count as traffic. The
+   * header is removed before a request reaches a server app, whatever this answers.
+   */
+  isProbe?: (token: string) => boolean;
   /** Unexpected failures (the client gets a 500 page). */
   onError?: (err: unknown, req: IncomingMessage) => void;
   /**
@@ -233,6 +240,13 @@ export function createEdgeServer(opts: EdgeServerOptions): Server {
     const started = performance.now();
     const counter: ByteCounter = { bytes: 0 };
     const host = normalizeHost(req.headers.host);
+    const probeHeader = req.headers[PROBE_HEADER];
+    let probe = false;
+    if (probeHeader !== undefined) {
+      // Never forwarded: a server app must not learn a token it could replay.
+      delete req.headers[PROBE_HEADER];
+      probe = typeof probeHeader === 'string' && (opts.isProbe?.(probeHeader) ?? false);
+    }
     let projectId: string | null = null;
     let deploymentId: string | null = null;
     const handle = (r: Resolution) => {
@@ -275,13 +289,14 @@ export function createEdgeServer(opts: EdgeServerOptions): Server {
     } catch (err) {
       fail(err);
     }
-    if (!opts.onRequest) return;
+    if (!opts.onRequest || probe) return;
     if (res.writableEnded) report();
     else res.once('close', report);
   }
   // WebSocket and other upgrades reach server apps only; anything else is refused plainly.
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
+    delete req.headers[PROBE_HEADER];
     opts.resolver
       .resolve(req.headers.host)
       .then(async (r) => {

@@ -1,5 +1,6 @@
 import { DEPLOYMENT_HEADER } from '../edge/server.ts';
 import { requestWithHost } from '../lib/http-get.ts';
+import { PROBE_HEADER } from '../monitoring/probe-token.ts';
 
 export interface ProbeOptions {
   /** Base URL the edge answers on from this process, e.g. `http://127.0.0.1:3001`. */
@@ -9,6 +10,8 @@ export interface ProbeOptions {
   deploymentId: string;
   timeoutMs: number;
   signal?: AbortSignal;
+  /** A fresh `X-Slipway-Probe` token per request (probe-token.ts): the edge does not count it as traffic. */
+  probeToken?: () => string;
 }
 
 /**
@@ -26,7 +29,10 @@ export async function probeDeployment(opts: ProbeOptions): Promise<{ status: num
       const res = await requestWithHost({
         origin: opts.edgeUrl,
         host: opts.host,
-        headers: { 'user-agent': 'Slipway-HealthCheck/1' },
+        headers: {
+          'user-agent': 'Slipway-HealthCheck/1',
+          ...(opts.probeToken ? { [PROBE_HEADER]: opts.probeToken() } : {}),
+        },
         timeoutMs: Math.min(10_000, Math.max(1000, opts.timeoutMs - (Date.now() - started))),
         ...(opts.signal ? { signal: opts.signal } : {}),
       });

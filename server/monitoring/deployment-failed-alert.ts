@@ -1,5 +1,8 @@
+import { sql } from 'kysely';
 import type { Deps } from '../services/deps.ts';
 import { openAlert, resolveAlert } from '../services/monitoring/alerts.ts';
+
+const FAILED_PRODUCTION = sql<boolean>`status = 'failed' and target = 'production'`;
 
 /** Failures older than this are not looked for again; an alert they opened stays until resolved. */
 export const FAILURE_LOOKBACK_MS = 24 * 3_600_000;
@@ -13,19 +16,21 @@ export const FAILURE_LOOKBACK_MS = 24 * 3_600_000;
  */
 export async function evaluateDeploymentFailures(deps: Pick<Deps, 'db' | 'clock'>): Promise<void> {
   const now = deps.clock.now();
+  // The predicates are written literally: they are those of the partial indexes
+  // deployments_failed_production (migration 016) and alerts_one_active, which bound parameters
+  // would not match.
   const recent = await deps.db
     .selectFrom('deployments')
+    // No DISTINCT: the Set below dedupes the few rows of a day.
     .select('project_id')
-    .distinct()
-    .where('target', '=', 'production')
-    .where('status', '=', 'failed')
+    .where(FAILED_PRODUCTION)
     .where('updated_at', '>=', new Date(now.getTime() - FAILURE_LOOKBACK_MS).toISOString())
     .execute();
   const active = await deps.db
     .selectFrom('alerts')
     .select('project_id')
     .where('type', '=', 'deployment_failed')
-    .where('status', '=', 'active')
+    .where(sql<boolean>`status = 'active'`)
     .execute();
   const projects = new Set([...recent, ...active].map((r) => r.project_id));
   for (const projectId of projects) {
@@ -33,8 +38,7 @@ export async function evaluateDeploymentFailures(deps: Pick<Deps, 'db' | 'clock'
       .selectFrom('deployments')
       .select(['id', 'error_message', 'updated_at'])
       .where('project_id', '=', projectId)
-      .where('target', '=', 'production')
-      .where('status', '=', 'failed')
+      .where(FAILED_PRODUCTION)
       .orderBy('updated_at', 'desc')
       .limit(1)
       .executeTakeFirst();

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Deps } from '../services/deps.ts';
 import { rollupsChanged } from '../services/monitoring/metrics-cache.ts';
 
@@ -6,6 +7,42 @@ const HOUR = 3_600_000;
 export const HEALTH_RETENTION_MS = 48 * HOUR;
 /** Finished runs of periodic jobs are kept a day, for `jobs` table forensics. */
 export const PERIODIC_RUN_RETENTION_MS = 24 * HOUR;
+
+/** Rows (about) per DELETE: short transactions, so a backlog never holds SQLite's lock long. */
+export const PRUNE_BATCH = 1000;
+
+type TimedTable = 'health_checks' | 'runtime_samples';
+
+/**
+ * Deletes the rows of `table` whose `column` is before `before`, oldest first, in statements of
+ * about {@link PRUNE_BATCH} rows: each finds the time of the batch's last row through the column's
+ * index, then deletes the range up to it (rows sharing that time go together). Returns the count.
+ */
+export async function deleteOlderThan(
+  db: Deps['db'],
+  table: TimedTable,
+  column: 'at' | 'minute',
+  before: string,
+): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const time = sql.ref<string>(column);
+    const edge = await db
+      .selectFrom(table)
+      .select(time.as('t'))
+      .where(time, '<', before)
+      .orderBy(time)
+      .limit(1)
+      .offset(PRUNE_BATCH - 1)
+      .executeTakeFirst();
+    const res = await db
+      .deleteFrom(table)
+      .where(time, edge ? '<=' : '<', edge ? edge.t : before)
+      .executeTakeFirst();
+    total += Number(res.numDeletedRows);
+    if (!edge) return total;
+  }
+}
 
 export interface Pruned {
   healthChecks: number;
@@ -17,7 +54,8 @@ export interface Pruned {
 }
 
 /**
- * Deletes monitoring data past its retention: traffic and runtime rollups per span after
+ * Deletes monitoring data past its retention: health checks after 48 hours, in batches through
+ * their time index, and traffic and runtime rollups per span after
  * `SLIPWAY_METRICS_{MINUTE,HOUR,DAY}_RETENTION`. Raw request records never reach the database
  * (the edge sums them per minute in memory), so the oldest raw data are the health probes.
  */
@@ -27,10 +65,7 @@ export async function pruneMonitoringData(
 ): Promise<Pruned> {
   const now = deps.clock.now().getTime();
   const before = (ms: number) => new Date(now - ms).toISOString();
-  const health = await deps.db
-    .deleteFrom('health_checks')
-    .where('at', '<', before(HEALTH_RETENTION_MS))
-    .executeTakeFirst();
+  const healthChecks = await deleteOlderThan(deps.db, 'health_checks', 'at', before(HEALTH_RETENTION_MS));
   const { minuteMs, hourMs, dayMs } = deps.config.metricsRetention;
   let rollups = 0;
   let runtimeSamples = 0;
@@ -53,13 +88,17 @@ export async function pruneMonitoringData(
     rollups += Number(traffic.numDeletedRows);
     const samples =
       span === 'minute'
-        ? await deps.db.deleteFrom('runtime_samples').where('minute', '<', before(ms)).executeTakeFirst()
-        : await deps.db
-            .deleteFrom('runtime_rollups')
-            .where('span', '=', span)
-            .where('bucket_start', '<', before(ms))
-            .executeTakeFirst();
-    runtimeSamples += Number(samples.numDeletedRows);
+        ? await deleteOlderThan(deps.db, 'runtime_samples', 'minute', before(ms))
+        : Number(
+            (
+              await deps.db
+                .deleteFrom('runtime_rollups')
+                .where('span', '=', span)
+                .where('bucket_start', '<', before(ms))
+                .executeTakeFirst()
+            ).numDeletedRows,
+          );
+    runtimeSamples += samples;
   }
   rollupsChanged(deps.db);
   let periodicRuns = 0;
@@ -72,10 +111,5 @@ export async function pruneMonitoringData(
       .executeTakeFirst();
     periodicRuns = Number(res.numDeletedRows);
   }
-  return {
-    healthChecks: Number(health.numDeletedRows),
-    rollups,
-    runtimeSamples,
-    periodicRuns,
-  };
+  return { healthChecks, rollups, runtimeSamples, periodicRuns };
 }

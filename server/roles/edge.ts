@@ -6,13 +6,14 @@ import { createRuntimeLauncher } from '../edge/launcher.ts';
 import { createHostResolver } from '../edge/resolve-host.ts';
 import { createRuntimeLogSink } from '../edge/runtime-log.ts';
 import { createRuntimeSupervisor, type RuntimeSupervisor } from '../edge/runtime.ts';
-import { createEdgeServer } from '../edge/server.ts';
+import { createEdgeServer, type EdgeServerOptions } from '../edge/server.ts';
 import { startInactiveAppStopper } from '../edge/stop-inactive-apps.ts';
 import { startTlsListener, type TlsListener } from '../edge/tls.ts';
 import { listenError } from '../lib/startup-error.ts';
 import { findChallenge } from '../certificates/challenge-store.ts';
 import { startRuntimeSampler } from '../monitoring/runtime-sampler.ts';
 import { createRequestRecorder } from '../monitoring/request-recorder.ts';
+import { isProbeToken } from '../monitoring/probe-token.ts';
 import type { Sandbox } from '../sandbox/index.ts';
 import type { Deps } from '../services/deps.ts';
 import { resolveBuildEnv } from '../services/env/resolve-build-env.ts';
@@ -67,6 +68,7 @@ export async function startEdge(deps: Deps, sandbox: Sandbox, opts: EdgeOptions 
     supervisor,
     launcher,
     onRequest: (r) => recorder.record(r),
+    ...edgeRecordingOptions(deps),
     acmeChallenge: (token) => findChallenge(deps, token),
     onError: (err, req) =>
       deps.log.error({ err, host: req.headers.host, url: redactUrl(req.url ?? '') }, 'edge error'),
@@ -114,4 +116,11 @@ export async function startEdge(deps: Deps, sandbox: Sandbox, opts: EdgeOptions 
       await recorder.close();
     },
   };
+}
+
+/** How the edge tells the monitoring run's probes from visitors (they are not counted as traffic). */
+export function edgeRecordingOptions(
+  deps: Pick<Deps, 'cipher' | 'clock'>,
+): Pick<EdgeServerOptions, 'isProbe'> {
+  return { isProbe: (token) => isProbeToken(deps, token) };
 }

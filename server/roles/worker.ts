@@ -1,4 +1,5 @@
 import { createArtifactStore } from '../builder/artifacts.ts';
+import { probeToken } from '../monitoring/probe-token.ts';
 import { createBuildJob } from '../jobs/build-job.ts';
 import { probeDeployment } from '../jobs/probe-deployment.ts';
 import { startWorker, type JobHandler } from '../jobs/worker.ts';
@@ -34,6 +35,7 @@ export async function startWorkerRole(
         deploymentId: d.id,
         timeoutMs: 60_000,
         signal,
+        probeToken: () => probeToken(deps),
       });
     },
     onLive: () => signalRoutingChange(),

@@ -2,6 +2,8 @@ import { CompiledQuery, sql, type Kysely, type KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createJobQueue } from '../../server/jobs/queue.ts';
 import { pruneFinishedJobs } from '../../server/jobs/prune-jobs.ts';
+import { evaluateDeploymentFailures } from '../../server/monitoring/deployment-failed-alert.ts';
+import { pruneMonitoringData } from '../../server/monitoring/prune.ts';
 import { getBilling } from '../../server/payments/get-billing.ts';
 import { listDeployments } from '../../server/services/deployments/list-deployments.ts';
 import type { Actor, Deps } from '../../server/services/deps.ts';
@@ -17,6 +19,7 @@ import { listWebhooks } from '../../server/services/webhooks/list-webhooks.ts';
 import type { Database } from '../../server/store/schema.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { testDialect } from '../helpers/database.ts';
+import { insertDeployment } from '../helpers/edge.ts';
 
 /**
  * The plans of the hot queries, read from the database itself (EXPLAIN of the exact SQL the
@@ -183,5 +186,54 @@ describe(`query plans (${testDialect()})`, () => {
     if (testDialect() === 'sqlite')
       expect(text, text).toMatch(/SEARCH jobs USING (COVERING )?INDEX jobs_finished \(updated_at<\?\)/);
     else expect(text, text).toMatch(/Index (Only )?Scan using jobs_finished on jobs/);
+  });
+
+  it('the deployment_failed rule reads recent failed production deployments through a partial index', async () => {
+    // A recent failure, so the rule also reads that project's latest failed deployment.
+    await insertDeployment(t, projectId, { status: 'failed', target: 'production' });
+    seen.length = 0;
+    await evaluateDeploymentFailures(traced);
+    const recent = seen.find((c) =>
+      /select "project_id" from "deployments" where status = 'failed'/.test(c.sql),
+    );
+    const latest = seen.find((c) => /from "deployments" where "project_id" = /.test(c.sql));
+    const recentPlan = await plan(t.deps.db, recent!, { sort: true });
+    const latestPlan = await plan(t.deps.db, latest!, { sort: true });
+    if (testDialect() === 'sqlite') {
+      expect(recentPlan, recentPlan).toMatch(
+        /SEARCH deployments USING COVERING INDEX deployments_failed_production \(updated_at>\?\)/,
+      );
+      // Only that project's deployments are read, through one of its list indexes.
+      expect(latestPlan, latestPlan).toMatch(/SEARCH deployments USING INDEX \w+ \(project_id=\?/);
+    } else {
+      expect(recentPlan, recentPlan).toMatch(
+        /Index (Only )?Scan using deployments_failed_production on deployments/,
+      );
+      expect(latestPlan, latestPlan).toMatch(/Index Scan( Backward)? using deployments_\w+ on deployments/);
+      for (const text of [recentPlan, latestPlan]) expect(text, text).not.toMatch(/Seq Scan/);
+    }
+  });
+
+  it('pruning deletes monitoring data by ranges of its time index', async () => {
+    await expectIndexOrder('health_checks', 'health_checks_at', () => pruneMonitoringData(traced));
+    await expectIndexOrder('runtime_samples', 'runtime_samples_minute', () => pruneMonitoringData(traced));
+    seen.length = 0;
+    await pruneMonitoringData(traced);
+    const del = seen.find((c) => /^delete from "health_checks"/.test(c.sql));
+    const text = await plan(t.deps.db, del!);
+    if (testDialect() === 'sqlite')
+      expect(text, text).toMatch(/SEARCH health_checks USING (COVERING )?INDEX health_checks_at \(at<\?\)/);
+    else expect(text, text).toMatch(/Index (Only )?Scan using health_checks_at on health_checks/);
+    // Traffic rollups go span by span, each a range of (span, bucket_start).
+    const traffic = seen.find((c) => /^delete from "traffic_rollups"/.test(c.sql));
+    const trafficPlan = await plan(t.deps.db, traffic!);
+    if (testDialect() === 'sqlite')
+      expect(trafficPlan, trafficPlan).toMatch(
+        /SEARCH traffic_rollups USING (COVERING )?INDEX traffic_rollups_age \(span=\? AND bucket_start<\?\)/,
+      );
+    else
+      expect(trafficPlan, trafficPlan).toMatch(
+        /Index (Only )?Scan using traffic_rollups_age on traffic_rollups/,
+      );
   });
 });

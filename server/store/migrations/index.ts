@@ -16,6 +16,7 @@ import { githubEvents } from './012_github_events.ts';
 import { trustPolicies } from './013_trust_policies.ts';
 import { listIndexes } from './014_list_indexes.ts';
 import { metricRollups } from './015_metric_rollups.ts';
+import { monitoringIndexes } from './016_monitoring_indexes.ts';
 
 /** Every migration in order; names sort as they run. Data migrations that encrypt use `cipher`. */
 export function allMigrations(d: DialectHelpers, cipher: Cipher): Record<string, Migration> {
@@ -35,5 +36,6 @@ export function allMigrations(d: DialectHelpers, cipher: Cipher): Record<string,
     '013_trust_policies': trustPolicies,
     '014_list_indexes': listIndexes,
     '015_metric_rollups': metricRollups,
+    '016_monitoring_indexes': monitoringIndexes,
   };
 }
