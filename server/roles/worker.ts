@@ -4,7 +4,6 @@ import { probeDeployment } from '../jobs/probe-deployment.ts';
 import { startWorker, type JobHandler } from '../jobs/worker.ts';
 import type { Sandbox } from '../sandbox/index.ts';
 import type { Deps } from '../services/deps.ts';
-import { signalRoutingChange } from '../services/routing-signal.ts';
 import { startDeliveryWorker } from '../webhooks/delivery-worker.ts';
 import type { LookupAll } from '../webhooks/ssrf.ts';
 import { createCertificateJob } from '../certificates/certificate-job.ts';
@@ -36,7 +35,6 @@ export async function startWorkerRole(
         signal,
       });
     },
-    onLive: () => signalRoutingChange(),
     lookup: opts.lookup,
     sandbox,
   });
