@@ -124,6 +124,8 @@ function parseRuntime(deploymentId: string, text: string | null): DeploymentRunt
 /** A cached answer: shared by concurrent requests while it is being looked up. */
 interface Entry {
   host: string;
+  /** The count of routing changes when the look-up started. */
+  seq: number;
   value: Promise<Resolution>;
   settled?: Resolution;
 }
@@ -141,8 +143,23 @@ export function createHostResolver(deps: ResolverDeps, opts: ResolverOptions = {
   const byProject = new Map<string, Set<string>>();
   /** Hosts answered `unknown`: a new domain or deployment may make them known. */
   const unknown = new Set<string>();
-  /** Answers still being looked up: their project is not known yet. */
+  /**
+   * Answers still being looked up: their project is not known yet. A routing change takes them
+   * out of the cache (later requests look up afresh), and when one settles it is kept only if
+   * no change since it started names its project (`changedAt`).
+   */
   const pending = new Set<Entry>();
+  /** Routing changes so far; when each project last changed; when everything or any did. */
+  let seq = 0;
+  const changedAt = new Map<string, number>();
+  let allChangedAt = 0;
+  let anyChangedAt = 0;
+  /** True when a change since the look-up started may make its answer out of date. */
+  const outdated = (entry: Entry, r: Resolution) => {
+    if (allChangedAt > entry.seq) return true;
+    const projectId = projectOf(r);
+    return projectId === null ? anyChangedAt > entry.seq : (changedAt.get(projectId) ?? 0) > entry.seq;
+  };
   const unindex = (entry: Entry) => {
     if (!entry.settled) return;
     const projectId = projectOf(entry.settled);
@@ -276,14 +293,24 @@ export function createHostResolver(deps: ResolverDeps, opts: ResolverOptions = {
     if (hit) return hit.value;
     const value = lookup(host);
     if (ttlMs <= 0) return value;
-    const entry: Entry = { host, value };
+    const entry: Entry = { host, seq, value };
     cache.set(host, entry);
     pending.add(entry);
     value.then(
       (r) => {
+        const stale = outdated(entry, r);
         pending.delete(entry);
-        // Dropped while it was looked up (a routing change): it may predate the change.
-        if (!current(entry)) return;
+        if (pending.size === 0) changedAt.clear();
+        // A change came while it was looked up: it may have read the database before it.
+        if (stale) {
+          if (current(entry)) cache.delete(host);
+          return;
+        }
+        // Taken out by a change to some other project: back in, unless a newer look-up is.
+        if (!current(entry)) {
+          if (cache.peek(host, { allowStale: true })) return;
+          cache.set(host, entry);
+        }
         entry.settled = r;
         const projectId = projectOf(r);
         if (projectId === null) {
@@ -298,6 +325,7 @@ export function createHostResolver(deps: ResolverDeps, opts: ResolverOptions = {
       },
       () => {
         pending.delete(entry);
+        if (pending.size === 0) changedAt.clear();
         // A failed look-up is not remembered.
         if (current(entry)) cache.delete(host);
       },
@@ -325,14 +353,17 @@ export function createHostResolver(deps: ResolverDeps, opts: ResolverOptions = {
       return settled ? withPort(settled) : undefined;
     },
     invalidate(projectId) {
+      seq += 1;
       if (!projectId) {
+        allChangedAt = seq;
         cache.clear();
         return;
       }
+      anyChangedAt = seq;
+      if (pending.size > 0) changedAt.set(projectId, seq);
       // Copied first: each delete disposes the entry, which edits these sets.
       const drop = [...(byProject.get(projectId) ?? []), ...unknown];
       for (const entry of pending) if (current(entry)) drop.push(entry.host);
-      pending.clear();
       for (const host of drop) cache.delete(host);
     },
   };

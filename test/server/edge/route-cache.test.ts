@@ -167,15 +167,34 @@ describe('edge: route cache invalidated per project', () => {
     expect(resolver.peek(f.host)).toBeDefined();
   });
 
-  it('drops an answer that was being looked up when a change came: it may predate the change', async () => {
+  it('drops an answer that was being looked up when a change to its project came: it may predate the change', async () => {
     fresh();
     const g = await site('lambda');
-    const pending = resolver.resolve(g.host);
+    const h = await site('pi');
+    const [ownChange, otherChange] = [resolver.resolve(g.host), resolver.resolve(h.host)];
+    // Out of the cache at once: a request from now on looks up afresh, never joins these.
+    resolver.invalidate(g.p.id);
     resolver.invalidate(newId('prj'));
-    expect(await pending).toMatchObject({ target: { deploymentId: g.one.id } });
     expect(resolver.peek(g.host)).toBeUndefined();
+    expect(await ownChange).toMatchObject({ target: { deploymentId: g.one.id } });
+    expect(await otherChange).toMatchObject({ target: { deploymentId: h.one.id } });
+    // Its own project changed meanwhile: not kept. Another project's change: kept all the same.
+    expect(resolver.peek(g.host)).toBeUndefined();
+    expect(resolver.peek(h.host)).toMatchObject({ target: { deploymentId: h.one.id } });
     expect(await serves(g.host)).toBe(g.one.id);
     expect(resolver.peek(g.host)).toBeDefined();
+  });
+
+  it('a request after a change does not get the answer of a look-up started before it', async () => {
+    fresh();
+    const q = await site('rho');
+    const before = resolver.resolve(q.host);
+    await setProduction(t, q.p.id, q.two.id);
+    resolver.invalidate(q.p.id);
+    const after = resolver.resolve(q.host);
+    expect(await after).toMatchObject({ target: { deploymentId: q.two.id } });
+    await before;
+    expect(resolver.peek(q.host)).toMatchObject({ target: { deploymentId: q.two.id } });
   });
 
   it('keeps at most maxEntries hosts, dropping the least recently used', async () => {
