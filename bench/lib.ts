@@ -17,6 +17,8 @@ export async function load(
     method?: 'GET' | 'POST';
     headers?: Record<string, string>;
     body?: string;
+    /** Changes each request before it is sent (autocannon's `setupRequest`): a Host per request, say. */
+    setupRequest?: (req: autocannon.Request) => autocannon.Request;
   } = {},
 ): Promise<LoadResult> {
   const result = await autocannon({
@@ -26,6 +28,7 @@ export async function load(
     method: opts.method ?? 'GET',
     headers: opts.headers ?? {},
     ...(opts.body === undefined ? {} : { body: opts.body }),
+    ...(opts.setupRequest ? { requests: [{ setupRequest: opts.setupRequest }] } : {}),
   });
   return {
     rps: Math.round(result.requests.average),

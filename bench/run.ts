@@ -7,6 +7,7 @@ import { benchDashboard } from './dashboard.ts';
 import { benchData } from './data.ts';
 import { benchEdge } from './edge.ts';
 import { benchEdgeFlood } from './edge-flood.ts';
+import { benchEdgeHosts } from './edge-hosts.ts';
 import { benchMetrics } from './metrics.ts';
 import { benchRecording } from './monitoring.ts';
 import { benchMonitoringTick } from './monitoring-tick.ts';
@@ -23,6 +24,7 @@ const suites: Record<string, () => Promise<string>> = {
   builds: () => benchBuilds(),
   edge: () => benchEdge(seconds),
   'edge-flood': () => benchEdgeFlood(),
+  'edge-hosts': () => benchEdgeHosts(seconds),
   webhooks: () => benchWebhooks(),
   action: () => benchAction(),
   bot: () => benchBot(),

@@ -187,6 +187,7 @@ const EnvSchema = z.object({
   SLIPWAY_BUILD_CACHE_SIZE: size('SLIPWAY_BUILD_CACHE_SIZE', '1GiB', '1GiB or 500MiB'),
   SLIPWAY_JOB_LEASE: duration('SLIPWAY_JOB_LEASE', '60s'),
   SLIPWAY_SHUTDOWN_GRACE: duration('SLIPWAY_SHUTDOWN_GRACE', '10s'),
+  SLIPWAY_EDGE_ROUTE_TTL: duration('SLIPWAY_EDGE_ROUTE_TTL', '60s'),
   SLIPWAY_TOKEN_CACHE_TTL: z
     .string()
     .default('1s')
@@ -418,6 +419,11 @@ function toConfig(env: z.infer<typeof EnvSchema>) {
     jobLeaseMs: env.SLIPWAY_JOB_LEASE,
     /** On shutdown, how long running jobs may finish before they are handed back to the queue. */
     shutdownGraceMs: env.SLIPWAY_SHUTDOWN_GRACE,
+    /**
+     * How long the edge reuses a host's route; routing changes made through the service drop the
+     * routes they touch at once, so this bounds only how long a lost signal goes unseen.
+     */
+    edgeRouteTtlMs: env.SLIPWAY_EDGE_ROUTE_TTL,
     /** How long a token lookup is reused (0: never); changes made through the service drop it at once. */
     tokenCacheTtlMs: env.SLIPWAY_TOKEN_CACHE_TTL,
     dnsServers: env.SLIPWAY_DNS_SERVERS?.split(',')

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import type { Config } from '../config.ts';
 import type { Database, DeploymentsTable, ProjectsTable } from '../store/schema.ts';
@@ -54,8 +55,13 @@ export interface HostResolver {
    * `resolve`). The edge's synchronous fast path.
    */
   peek(host: string | undefined): Resolution | undefined;
-  /** Forgets every cached answer: call it after a production switch so it applies at once. */
-  invalidate(): void;
+  /**
+   * Forgets cached answers so that a routing change applies at once. With a project id: every
+   * answer that names the project, every answer still being looked up, and every unknown-host
+   * answer (the change may have given the project a host). Without one (a signal may have been
+   * missed): everything.
+   */
+  invalidate(projectId?: string | null): void;
 }
 
 export interface ResolverDeps {
@@ -64,13 +70,19 @@ export interface ResolverDeps {
 }
 
 export interface ResolverOptions {
-  /** How long an answer is reused, in ms (default 1000): the delay other processes see changes. */
+  /**
+   * How long an answer is reused, in ms (default 60 s; 0: never). Routing changes drop the
+   * answers they touch at once (`invalidate`), so this only bounds how long a lost signal, or a
+   * change made outside the service, goes unseen.
+   */
   ttlMs?: number;
+  /** How long an unknown-host answer is reused, in ms (default the lesser of 5 s and `ttlMs`). */
+  unknownTtlMs?: number;
   /** The port of a deployment's running server process, if any (the runtime supervisor's). */
   runtimePort?: (deploymentId: string) => number | undefined;
   /** Milliseconds clock, injected for tests. */
   now?: () => number;
-  /** Most hosts kept in the cache. */
+  /** Most hosts kept in the cache (default 50,000); the least recently used go first. */
   maxEntries?: number;
 }
 
@@ -109,13 +121,67 @@ function parseRuntime(deploymentId: string, text: string | null): DeploymentRunt
   return parsed.data;
 }
 
+/** A cached answer: shared by concurrent requests while it is being looked up. */
+interface Entry {
+  host: string;
+  /** The count of routing changes when the look-up started. */
+  seq: number;
+  value: Promise<Resolution>;
+  settled?: Resolution;
+}
+
+/** The project an answer is about; unknown hosts have none. */
+const projectOf = (r: Resolution): string | null =>
+  r.kind === 'target' ? r.target.projectId : r.kind === 'unknown' ? null : r.projectId;
+
 export function createHostResolver(deps: ResolverDeps, opts: ResolverOptions = {}): HostResolver {
-  const ttlMs = opts.ttlMs ?? 1000;
-  const now = opts.now ?? Date.now;
-  const maxEntries = opts.maxEntries ?? 10_000;
+  const ttlMs = opts.ttlMs ?? 60_000;
+  const unknownTtlMs = Math.min(opts.unknownTtlMs ?? 5000, ttlMs);
   const suffixes = [deps.config.domain];
   if (deps.config.publicEdgeUrl) suffixes.push(new URL(deps.config.publicEdgeUrl).hostname.toLowerCase());
-  const cache = new Map<string, { at: number; value: Promise<Resolution>; settled?: Resolution }>();
+  /** The hosts whose settled answer names each project: what `invalidate(projectId)` drops. */
+  const byProject = new Map<string, Set<string>>();
+  /** Hosts answered `unknown`: a new domain or deployment may make them known. */
+  const unknown = new Set<string>();
+  /**
+   * Answers still being looked up: their project is not known yet. A routing change takes them
+   * out of the cache (later requests look up afresh), and when one settles it is kept only if
+   * no change since it started names its project (`changedAt`).
+   */
+  const pending = new Set<Entry>();
+  /** Routing changes so far; when each project last changed; when everything or any did. */
+  let seq = 0;
+  const changedAt = new Map<string, number>();
+  let allChangedAt = 0;
+  let anyChangedAt = 0;
+  /** True when a change since the look-up started may make its answer out of date. */
+  const outdated = (entry: Entry, r: Resolution) => {
+    if (allChangedAt > entry.seq) return true;
+    const projectId = projectOf(r);
+    return projectId === null ? anyChangedAt > entry.seq : (changedAt.get(projectId) ?? 0) > entry.seq;
+  };
+  const unindex = (entry: Entry) => {
+    if (!entry.settled) return;
+    const projectId = projectOf(entry.settled);
+    if (projectId === null) {
+      unknown.delete(entry.host);
+      return;
+    }
+    const hosts = byProject.get(projectId);
+    hosts?.delete(entry.host);
+    if (hosts?.size === 0) byProject.delete(projectId);
+  };
+  const cache = new LRUCache<string, Entry>({
+    max: opts.maxEntries ?? 50_000,
+    ttl: Math.max(ttlMs, 1),
+    // Checked on every read: an injected clock moves in jumps.
+    ttlResolution: 0,
+    ...(opts.now ? { perf: { now: opts.now } } : {}),
+    // Expired, evicted, replaced or deleted: it no longer answers for its project.
+    dispose: (entry) => unindex(entry),
+  });
+  /** The entry cached for its host, fresh or not (undefined once replaced or dropped). */
+  const current = (entry: Entry) => cache.peek(entry.host, { allowStale: true }) === entry;
   const { db } = deps;
 
   /** The single label left of a service domain, or null: `web.localhost` -> `web`. */
@@ -223,25 +289,47 @@ export function createHostResolver(deps: ResolverDeps, opts: ResolverOptions = {
   };
 
   const cached = (host: string): Promise<Resolution> => {
-    const t = now();
     const hit = cache.get(host);
-    if (hit && t - hit.at < ttlMs) return hit.value;
+    if (hit) return hit.value;
     const value = lookup(host);
-    // Concurrent requests for one host share the look-up; a failed one is not remembered.
-    const entry: { at: number; value: Promise<Resolution>; settled?: Resolution } = { at: t, value };
+    if (ttlMs <= 0) return value;
+    const entry: Entry = { host, seq, value };
     cache.set(host, entry);
+    pending.add(entry);
     value.then(
       (r) => {
+        const stale = outdated(entry, r);
+        pending.delete(entry);
+        if (pending.size === 0) changedAt.clear();
+        // A change came while it was looked up: it may have read the database before it.
+        if (stale) {
+          if (current(entry)) cache.delete(host);
+          return;
+        }
+        // Taken out by a change to some other project: back in, unless a newer look-up is.
+        if (!current(entry)) {
+          if (cache.peek(host, { allowStale: true })) return;
+          cache.set(host, entry);
+        }
         entry.settled = r;
+        const projectId = projectOf(r);
+        if (projectId === null) {
+          unknown.add(host);
+          // Same entry, shorter life: an unknown host may become known without a signal here.
+          cache.set(host, entry, { ttl: unknownTtlMs });
+        } else {
+          let hosts = byProject.get(projectId);
+          if (!hosts) byProject.set(projectId, (hosts = new Set()));
+          hosts.add(host);
+        }
       },
       () => {
-        if (cache.get(host) === entry) cache.delete(host);
+        pending.delete(entry);
+        if (pending.size === 0) changedAt.clear();
+        // A failed look-up is not remembered.
+        if (current(entry)) cache.delete(host);
       },
     );
-    if (cache.size > maxEntries) {
-      for (const [k, v] of cache) if (t - v.at >= ttlMs) cache.delete(k);
-      if (cache.size > maxEntries) cache.delete(cache.keys().next().value!);
-    }
     return value;
   };
 
@@ -261,12 +349,22 @@ export function createHostResolver(deps: ResolverDeps, opts: ResolverOptions = {
     peek(rawHost) {
       const host = normalizeHost(rawHost);
       if (!host) return { kind: 'unknown' };
-      const hit = cache.get(host);
-      if (!hit?.settled || now() - hit.at >= ttlMs) return undefined;
-      return withPort(hit.settled);
+      const settled = cache.get(host)?.settled;
+      return settled ? withPort(settled) : undefined;
     },
-    invalidate() {
-      cache.clear();
+    invalidate(projectId) {
+      seq += 1;
+      if (!projectId) {
+        allChangedAt = seq;
+        cache.clear();
+        return;
+      }
+      anyChangedAt = seq;
+      if (pending.size > 0) changedAt.set(projectId, seq);
+      // Copied first: each delete disposes the entry, which edits these sets.
+      const drop = [...(byProject.get(projectId) ?? []), ...unknown];
+      for (const entry of pending) if (current(entry)) drop.push(entry.host);
+      for (const host of drop) cache.delete(host);
     },
   };
 }

@@ -32,8 +32,6 @@ export interface BuildJobOptions {
   artifacts: ArtifactStore;
   /** The health request through the edge; resolves when the edge serves the deployment. */
   probe(deployment: { id: string; host: string }, signal: AbortSignal): Promise<void>;
-  /** Called after a deployment went live (the edge drops its cached routes). */
-  onLive?(deploymentId: string): void;
   /** Resolves repository hosts before the checkout; default `dns.lookup(host, { all: true })`. */
   lookup?: LookupAll;
   /** Where the checkout, install and build run. */
@@ -355,8 +353,8 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
       logs.note(`==> Live at ${deps.urls.forHost(deployment.host)}`);
       await logs.end();
       signal.throwIfAborted();
+      // markLive tells the edges (the routing signal), as every state change does.
       await markLive(deps, id, { deployDurationMs: Date.now() - deployStarted });
-      opts.onLive?.(id);
     }
   }
 }

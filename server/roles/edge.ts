@@ -9,6 +9,7 @@ import { createRuntimeSupervisor, type RuntimeSupervisor } from '../edge/runtime
 import { createEdgeServer, type EdgeServerOptions } from '../edge/server.ts';
 import { startInactiveAppStopper } from '../edge/stop-inactive-apps.ts';
 import { startTlsListener, type TlsListener } from '../edge/tls.ts';
+import { watchOtherWriters } from '../edge/watch-other-writers.ts';
 import { listenError } from '../lib/startup-error.ts';
 import { findChallenge } from '../certificates/challenge-store.ts';
 import { startRuntimeSampler } from '../monitoring/runtime-sampler.ts';
@@ -41,7 +42,7 @@ export interface EdgeOptions {
  */
 export async function startEdge(deps: Deps, sandbox: Sandbox, opts: EdgeOptions = {}): Promise<EdgeRole> {
   const { config } = deps;
-  const resolver = createHostResolver(deps);
+  const resolver = createHostResolver(deps, { ttlMs: config.edgeRouteTtlMs });
   const sink = createRuntimeLogSink(deps, {
     limitBytes: config.runtimeLogLimitBytes,
     onError: (err) => deps.log.warn({ err }, 'runtime log write failed'),
@@ -75,15 +76,28 @@ export async function startEdge(deps: Deps, sandbox: Sandbox, opts: EdgeOptions 
   });
   const stopper = startInactiveAppStopper(deps, launcher, {
     ...(opts.appCheckIntervalMs ? { intervalMs: opts.appCheckIntervalMs } : {}),
-    onStopped: (projectId) =>
-      deps.log.info({ projectId }, 'stopped the server apps of a suspended or deleted project'),
+    onStopped: (projectId) => {
+      // Found by the timer, so perhaps never signalled here (`slipway project suspend` beside a
+      // SQLite serve): the cached route would start the app again.
+      resolver.invalidate(projectId);
+      deps.log.info({ projectId }, 'stopped the server apps of a suspended or deleted project');
+    },
     onError: (err) => deps.log.warn({ err }, 'could not check the projects of running server apps'),
   });
   // Resolver first: from here on, requests for the project get its suspended or unknown page.
-  const unsubscribe = onRoutingChange(() => {
-    resolver.invalidate();
+  const unsubscribe = onRoutingChange((projectId) => {
+    resolver.invalidate(projectId);
     void stopper.check();
   });
+  // SQLite: a `slipway project` command run beside this process sends no signal here.
+  const otherWriters = watchOtherWriters(
+    deps.store,
+    () => {
+      resolver.invalidate(null);
+      void stopper.check();
+    },
+    { onError: (err) => deps.log.warn({ err }, 'could not check the database for other writers') },
+  );
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err) => reject(listenError(err, config.edgePort, 'the edge', 'SLIPWAY_EDGE_PORT')));
     server.listen(config.edgePort, config.host, () => resolve());
@@ -105,6 +119,7 @@ export async function startEdge(deps: Deps, sandbox: Sandbox, opts: EdgeOptions 
     supervisor,
     async stop() {
       unsubscribe();
+      otherWriters.stop();
       await stopper.stop();
       await tls?.stop();
       server.closeIdleConnections();

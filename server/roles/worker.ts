@@ -5,7 +5,6 @@ import { probeDeployment } from '../jobs/probe-deployment.ts';
 import { startWorker, type JobHandler } from '../jobs/worker.ts';
 import type { Sandbox } from '../sandbox/index.ts';
 import type { Deps } from '../services/deps.ts';
-import { signalRoutingChange } from '../services/routing-signal.ts';
 import { startDeliveryWorker } from '../webhooks/delivery-worker.ts';
 import type { LookupAll } from '../webhooks/ssrf.ts';
 import { createCertificateJob } from '../certificates/certificate-job.ts';
@@ -38,7 +37,6 @@ export async function startWorkerRole(
         probeToken: () => probeToken(deps),
       });
     },
-    onLive: () => signalRoutingChange(),
     lookup: opts.lookup,
     sandbox,
   });

@@ -257,6 +257,8 @@ export async function updateProject(
       throw ApiError.conflict(`A project named "${body.name}" already exists in this organization`);
     throw err;
   }
+  // A new name moves the production host; the framework decides how older builds are served.
+  if (body.name !== undefined || body.framework !== undefined) signalRoutingChange(project.id);
   return getProject(deps, actor, projectId);
 }
 
@@ -272,7 +274,7 @@ export async function deleteProject(deps: Deps, actor: Actor, projectId: string)
       .execute();
     await tx.deleteFrom('domains').where('project_id', '=', project.id).execute();
   });
-  signalRoutingChange();
+  signalRoutingChange(project.id);
 }
 
 /** Suspend or resume (CLI). */
@@ -281,12 +283,14 @@ export async function setProjectStatus(
   projectId: string,
   status: 'active' | 'suspended',
 ): Promise<void> {
-  const res = await deps.db
+  const rows = await deps.db
     .updateTable('projects')
     .set({ status, updated_at: deps.clock.now().toISOString() })
     .where((eb) => eb.or([eb('id', '=', projectId), eb('name', '=', projectId)]))
     .where('deleted_at', 'is', null)
-    .executeTakeFirst();
-  if (Number(res.numUpdatedRows) === 0) throw ApiError.notFound(`Project ${projectId}`);
-  signalRoutingChange();
+    .returning('id')
+    .execute();
+  if (rows.length === 0) throw ApiError.notFound(`Project ${projectId}`);
+  // A name may be the same in several organizations: each of them changed.
+  for (const row of rows) signalRoutingChange(row.id);
 }

@@ -2,22 +2,28 @@ import { EventEmitter } from 'node:events';
 import { ROUTING_CHANNEL, type Notifier } from '../store/notify.ts';
 
 /**
- * The signal "what a host serves may have changed" (a production switch, a project suspended or
- * deleted, a domain verified or removed). The edge drops its cached routes at once: in this
- * process through the emitter, in other processes through the notifier that `connectRouting`
- * wires (LISTEN/NOTIFY on PostgreSQL). The edge's short cache expiry stays the fallback.
+ * The signal "what one project's hosts serve may have changed" (a deployment changed state, a
+ * production switch, the project renamed, suspended, resumed or deleted, a domain verified or
+ * removed). Each edge drops the cached routes of that project (and its unknown-host answers) at
+ * once: in this process through the emitter, in other processes through the notifier that
+ * `connectRouting` wires (LISTEN/NOTIFY on PostgreSQL, the project id as payload). The edge's
+ * cache expiry (SLIPWAY_EDGE_ROUTE_TTL) stays the fallback for a lost signal.
  */
 const routing = new EventEmitter();
 routing.setMaxListeners(0);
-const publishers = new Set<() => void>();
+const publishers = new Set<(projectId: string) => void>();
 
-/** Call after the change has committed. */
-export function signalRoutingChange(): void {
-  routing.emit('change');
-  for (const publish of publishers) publish();
+/** Call after the change to `projectId` has committed. */
+export function signalRoutingChange(projectId: string): void {
+  routing.emit('change', projectId);
+  for (const publish of publishers) publish(projectId);
 }
 
-export function onRoutingChange(listener: () => void): () => void {
+/**
+ * `projectId` is null when any route may have changed: signals may have been missed (the
+ * listening connection was re-established), or a process that names no project sent one.
+ */
+export function onRoutingChange(listener: (projectId: string | null) => void): () => void {
   routing.on('change', listener);
   return () => routing.off('change', listener);
 }
@@ -30,12 +36,12 @@ export function onRoutingChange(listener: () => void): () => void {
  */
 export function connectRouting(notifier: Notifier, opts: { listen?: boolean } = {}): () => void {
   if (!notifier.crossProcess) return () => undefined;
-  const publish = () => notifier.publish(ROUTING_CHANNEL, '');
+  const publish = (projectId: string) => notifier.publish(ROUTING_CHANNEL, projectId);
   publishers.add(publish);
   const unsubscribe =
     opts.listen === false
       ? () => undefined
-      : notifier.subscribe(ROUTING_CHANNEL, () => routing.emit('change'));
+      : notifier.subscribe(ROUTING_CHANNEL, (payload) => routing.emit('change', payload || null));
   return () => {
     publishers.delete(publish);
     unsubscribe();

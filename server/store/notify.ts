@@ -5,7 +5,7 @@ import type { Database } from './schema.ts';
 
 /** Job wake-ups: the payload is the job kind. */
 export const JOBS_CHANNEL = 'slipway_jobs';
-/** "What a host serves may have changed": every edge drops its cached routes. */
+/** "What a project's hosts serve may have changed": the payload is the project id; every edge drops its cached routes. */
 export const ROUTING_CHANNEL = 'slipway_routing';
 
 /**

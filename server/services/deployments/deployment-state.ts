@@ -3,6 +3,7 @@ import { ApiError } from '../../../api/errors.ts';
 import type { Deployment, DeploymentStatus } from '../../../api/schemas/deployments.ts';
 import type { DeploymentsTable } from '../../store/schema.ts';
 import type { Deps } from '../deps.ts';
+import { signalRoutingChange } from '../routing-signal.ts';
 import { signalDeployment } from './deployment-activity.ts';
 import { notifyDeliveries, recordDeploymentEvent, type DeploymentEvent } from './deployment-events.ts';
 import { toDeployment } from './to-deployment.ts';
@@ -66,6 +67,8 @@ async function transition(
   });
   notifyDeliveries(deps, deliveries);
   signalDeployment(deps, deploymentId);
+  // The deployment's URL answers by its state, and going live may switch production.
+  signalRoutingChange(row.project_id);
   return toDeployment(deps.urls, row);
 }
 

@@ -545,7 +545,7 @@ describe('edge: static deployments', () => {
   });
 
   it('caches host answers for ttlMs until invalidate()', async () => {
-    let now = 0;
+    let now = 1_000_000;
     const cached = createHostResolver(t.deps, { ttlMs: 1000, now: () => now });
     const alice = await t.user('alice@example.com');
     const p = await insertProject(t, alice.orgId, { name: 'switchy' });
@@ -558,9 +558,9 @@ describe('edge: static deployments', () => {
     await setProduction(t, p.id, one.id);
     expect(await current()).toBe(one.id);
     await setProduction(t, p.id, two.id);
-    now = 999;
+    now += 999;
     expect(await current()).toBe(one.id);
-    now = 1000;
+    now += 2;
     expect(await current()).toBe(two.id);
     await setProduction(t, p.id, one.id);
     expect(await current()).toBe(two.id);
@@ -569,7 +569,7 @@ describe('edge: static deployments', () => {
   });
 
   it('peek gives the cached answer without waiting, only while it is fresh', async () => {
-    let now = 0;
+    let now = 1_000_000;
     const cached = createHostResolver(t.deps, { ttlMs: 1000, now: () => now });
     const alice = await t.user('alice@example.com');
     const p = await insertProject(t, alice.orgId, { name: 'peeky' });
@@ -583,7 +583,7 @@ describe('edge: static deployments', () => {
     expect(resolved.kind).toBe('target');
     expect(cached.peek('PEEKY.localhost:80')).toEqual(resolved);
     expect(cached.peek('')).toEqual({ kind: 'unknown' });
-    now = 1000;
+    now += 1001;
     expect(cached.peek('peeky.localhost')).toBeUndefined();
   });
 });

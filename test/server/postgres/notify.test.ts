@@ -2,8 +2,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createJobQueue } from '../../../server/jobs/queue.ts';
 import { systemClock } from '../../../server/lib/clock.ts';
 import { createCipher } from '../../../server/lib/secrets.ts';
+import { connectRouting, onRoutingChange } from '../../../server/services/routing-signal.ts';
 import { openStore, type Store } from '../../../server/store/db.ts';
 import { JOBS_CHANNEL, ROUTING_CHANNEL } from '../../../server/store/notify.ts';
+import { waitFor } from '../../helpers/wait-for.ts';
 import { createTestDatabase, terminateBackends, type TestDatabase } from '../../helpers/database.ts';
 
 const url = process.env.SLIPWAY_TEST_DATABASE_URL;
@@ -44,6 +46,24 @@ describe.skipIf(!url)(
       expect(payload).toBe('');
       // Milliseconds in practice; the bound only says it came by notification, not by a retry.
       expect(at - sent).toBeLessThan(10_000);
+    });
+
+    it("tells another process's edge which project's routes changed; no project means all", async () => {
+      const disconnect = connectRouting(b.notifier);
+      const heard: (string | null)[] = [];
+      const off = onRoutingChange((projectId) => heard.push(projectId));
+      try {
+        await b.notifier.ready();
+        a.notifier.publish(ROUTING_CHANNEL, 'prj_one');
+        await waitFor('the project id', () => heard.length === 1);
+        // A process that names no project (an older version): every route may have changed.
+        a.notifier.publish(ROUTING_CHANNEL, '');
+        await waitFor('the second signal', () => heard.length === 2);
+        expect(heard).toEqual(['prj_one', null]);
+      } finally {
+        off();
+        disconnect();
+      }
     });
 
     it("wakes another process's job listeners with the kind that was enqueued", async () => {
