@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { performance } from 'node:perf_hooks';
 import type { Notifier } from '../store/notify.ts';
 
@@ -36,12 +37,22 @@ export interface TokenCache {
   invalidate(): void;
 }
 
+/** Most token lookups kept at once. */
+const MAX_TOKENS = 10_000;
+
 export function createTokenCache(
   notifier: Notifier,
   ttlMs: number,
   now = () => performance.now(),
 ): TokenCache {
-  const entries = new Map<string, { value: CachedToken; until: number }>();
+  // Least recently used lookups go first past the bound (no cliff where everything is forgotten);
+  // the time to live is checked on every read against `now` (ttlResolution 0).
+  const entries = new LRUCache<string, CachedToken>({
+    max: MAX_TOKENS,
+    ttl: Math.max(ttlMs, 1),
+    ttlResolution: 0,
+    perf: { now },
+  });
   let unsubscribe: (() => void) | undefined;
   const listen = () => {
     // A null payload means notifications may have been missed: forget everything too.
@@ -52,17 +63,11 @@ export function createTokenCache(
   return {
     get(tokenHash) {
       listen();
-      const hit = entries.get(tokenHash);
-      if (!hit) return undefined;
-      if (hit.until > now()) return hit.value;
-      entries.delete(tokenHash);
-      return undefined;
+      return entries.get(tokenHash);
     },
     set(tokenHash, value) {
       if (ttlMs <= 0) return;
-      // Bounded: past this many live tokens, start over rather than grow.
-      if (entries.size >= 10_000) entries.clear();
-      entries.set(tokenHash, { value, until: now() + ttlMs });
+      entries.set(tokenHash, value);
     },
     invalidate() {
       entries.clear();

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import SqliteDatabase from 'better-sqlite3';
@@ -86,13 +87,14 @@ export function openStore(opts: StoreOptions): Store {
  * statements are kept by their SQL text (queries are parameterised, so the set stays small).
  */
 function withStatementCache(sqlite: SqliteDatabase.Database) {
-  const cache = new Map<string, SqliteDatabase.Statement>();
+  // Bounded for the few statements whose text varies (an IN list of any length): the least
+  // recently used go first, never the hot ones all at once.
+  const cache = new LRUCache<string, SqliteDatabase.Statement>({ max: 1000 });
   return {
     close: () => sqlite.close(),
     prepare(text: string) {
       let stmt = cache.get(text);
       if (!stmt) {
-        if (cache.size >= 1000) cache.clear();
         stmt = sqlite.prepare(text);
         cache.set(text, stmt);
       }

@@ -17,18 +17,32 @@ const token = (tokenId: string): CachedToken => ({
 
 describe('token cache', () => {
   it('keeps a lookup for its time to live, and drops everything on invalidate', () => {
-    let now = 0;
+    let now = 50_000;
     const cache = createTokenCache(createLocalNotifier(), 1000, () => now);
     expect(cache.get('h1')).toBeUndefined();
     cache.set('h1', token('tok_1'));
     cache.set('h2', token('tok_2'));
-    now = 999;
+    now = 50_999;
     expect(cache.get('h1')?.tokenId).toBe('tok_1');
-    now = 1001;
+    now = 51_001;
     expect(cache.get('h1')).toBeUndefined();
     cache.set('h1', token('tok_1'));
     cache.invalidate();
     expect([cache.get('h1'), cache.get('h2')]).toEqual([undefined, undefined]);
+  });
+
+  it('forgets the least recently used lookup past 10,000, keeping the rest', () => {
+    const now = 50_000;
+    const cache = createTokenCache(createLocalNotifier(), 60_000, () => now);
+    for (let i = 0; i < 10_000; i++) cache.set(`h${i}`, token(`tok_${i}`));
+    expect(cache.get('h0')?.tokenId).toBe('tok_0'); // h0 is now the most recently used
+    cache.set('h10000', token('tok_10000'));
+    expect(cache.get('h1')).toBeUndefined();
+    expect([cache.get('h0')?.tokenId, cache.get('h2')?.tokenId, cache.get('h10000')?.tokenId]).toEqual([
+      'tok_0',
+      'tok_2',
+      'tok_10000',
+    ]);
   });
 
   it('keeps nothing with a time to live of 0', () => {
