@@ -9,7 +9,7 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import { sendPage } from './pages.ts';
+import { EDGE_PAGES, sendPage } from './pages.ts';
 import type { ByteCounter } from './static.ts';
 
 /** Headers about one connection, which a proxy must not pass on (RFC 9110 7.6.1). */
@@ -97,14 +97,7 @@ export function createProxy(): Proxy {
         });
         upstream.on('error', () => {
           if (!res.headersSent) {
-            counter.bytes += sendPage(
-              req,
-              res,
-              502,
-              'The app is not responding',
-              "This deployment's server process is not accepting connections; it may be starting or restarting after a crash. See the deployment's runtime log.",
-              { 'Retry-After': '5' },
-            );
+            counter.bytes += sendPage(req, res, EDGE_PAGES.notResponding());
           } else {
             res.destroy();
           }

@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import { performance } from 'node:perf_hooks';
 import { createArtifactReader } from './artifact-reader.ts';
 import { createCompressedCache } from './compression.ts';
-import { sendPage } from './pages.ts';
+import { EDGE_PAGES, sendPage, type EdgePage } from './pages.ts';
 import { createProxy, refuseUpgrade } from './proxy.ts';
 import { normalizeHost, type HostResolver, type Resolution, type Target } from './resolve-host.ts';
 import type { RuntimeLauncher } from './launcher.ts';
@@ -70,16 +70,8 @@ function idsOf(r: Resolution): { projectId: string | null; deploymentId: string 
 }
 
 /** Answers with one of the edge's own pages (see pages.ts), counting its bytes. */
-function page(
-  req: IncomingMessage,
-  res: ServerResponse,
-  counter: ByteCounter,
-  status: number,
-  title: string,
-  message: string,
-  headers?: Record<string, string>,
-): void {
-  counter.bytes += sendPage(req, res, status, title, message, headers);
+function page(req: IncomingMessage, res: ServerResponse, counter: ByteCounter, edgePage: EdgePage): void {
+  counter.bytes += sendPage(req, res, edgePage);
 }
 
 /** The edge: a plain node:http server that serves every deployment by its Host header. */
@@ -99,60 +91,20 @@ export function createEdgeServer(opts: EdgeServerOptions): Server {
   ): void | Promise<void> {
     switch (r.kind) {
       case 'unknown':
-        return host
-          ? page(
-              req,
-              res,
-              counter,
-              404,
-              'Unknown host',
-              `Nothing is deployed at ${host}. Check the URL; for a custom domain, check that it is added to a project and verified.`,
-            )
-          : page(
-              req,
-              res,
-              counter,
-              404,
-              'Unknown host',
-              'The request has no Host header, so there is no deployment to serve.',
-            );
+        return page(req, res, counter, EDGE_PAGES.unknownHost(host));
       case 'suspended':
-        return page(
-          req,
-          res,
-          counter,
-          503,
-          'Project suspended',
-          `The project served at ${host} is suspended. Its owner can resume it with "slipway project resume".`,
-        );
+        return page(req, res, counter, EDGE_PAGES.suspended(host));
       case 'no-production':
+        return page(req, res, counter, EDGE_PAGES.noProduction(host));
+      case 'not-ready':
         return page(
           req,
           res,
           counter,
-          404,
-          'No production deployment yet',
-          `The project served at ${host} has no live production deployment yet. Deploy its production branch to publish it.`,
+          r.status === 'failed'
+            ? EDGE_PAGES.failed(r.deploymentId)
+            : EDGE_PAGES.building(r.deploymentId, r.status),
         );
-      case 'not-ready':
-        return r.status === 'failed'
-          ? page(
-              req,
-              res,
-              counter,
-              404,
-              'Deployment failed',
-              `Deployment ${r.deploymentId} failed, so there is nothing to serve here. Its build log says why.`,
-            )
-          : page(
-              req,
-              res,
-              counter,
-              503,
-              'Deployment is building',
-              `Deployment ${r.deploymentId} is ${r.status}. This page will serve it once it is live.`,
-              { 'Retry-After': '5' },
-            );
       case 'target': {
         const app = appPort(r.target, req);
         return typeof app === 'object'
@@ -172,26 +124,10 @@ export function createEdgeServer(opts: EdgeServerOptions): Server {
   ): void | Promise<void> {
     if (typeof app === 'number') return proxy.forward(req, res, app, counter);
     if (app === 'start-failed') {
-      return page(
-        req,
-        res,
-        counter,
-        502,
-        'The app could not start',
-        `Deployment ${target.deploymentId} could not start its server process. Its runtime log says why.`,
-        { 'Retry-After': '10' },
-      );
+      return page(req, res, counter, EDGE_PAGES.startFailed(target.deploymentId));
     }
     if (app === 'not-running') {
-      return page(
-        req,
-        res,
-        counter,
-        503,
-        'The app is not running',
-        `Deployment ${target.deploymentId} runs a server process, which is not running on this edge. Try again in a few seconds.`,
-        { 'Retry-After': '5' },
-      );
+      return page(req, res, counter, EDGE_PAGES.notRunning(target.deploymentId));
     }
     return files.serve(req, res, target, counter);
   }
@@ -257,14 +193,7 @@ export function createEdgeServer(opts: EdgeServerOptions): Server {
     const fail = (err: unknown) => {
       opts.onError?.(err, req);
       if (res.headersSent) res.destroy();
-      else
-        counter.bytes += sendPage(
-          req,
-          res,
-          500,
-          'Edge error',
-          'The edge could not serve this request. Try again; if it persists, check the server log.',
-        );
+      else counter.bytes += sendPage(req, res, EDGE_PAGES.edgeError());
     };
     const report = () => {
       try {

@@ -13,7 +13,7 @@ import {
   type Encoding,
 } from './compression.ts';
 import { contentTypeOf, extensionOf } from './content-types.ts';
-import { sendPage } from './pages.ts';
+import { EDGE_PAGES, sendPage } from './pages.ts';
 import { parseRange } from './range.ts';
 import type { Target } from './resolve-host.ts';
 
@@ -158,13 +158,7 @@ export function createStaticServer(opts: StaticServerOptions) {
     }
 
     const missing = () => {
-      counter.bytes += sendPage(
-        req,
-        res,
-        500,
-        'Deployment files are incomplete',
-        `The file ${match.path} is listed in this deployment's artifact but missing from the artifact store. Redeploy to rebuild it.`,
-      );
+      counter.bytes += sendPage(req, res, EDGE_PAGES.filesIncomplete(match.path));
     };
 
     /** Sends the blob, or the compressed copy of it when there is one. */
@@ -255,30 +249,17 @@ export function createStaticServer(opts: StaticServerOptions) {
     counter: ByteCounter,
   ): void | Promise<void> {
     if (!manifest) {
-      counter.bytes += sendPage(
-        req,
-        res,
-        503,
-        'Deployment files not available',
-        'This deployment has no files in the artifact store yet. Try again in a few seconds; if it persists, redeploy.',
-        { 'Retry-After': '5' },
-      );
+      counter.bytes += sendPage(req, res, EDGE_PAGES.filesNotAvailable());
       return;
     }
     const path = requestPath(req.url);
     if (path === null) {
-      counter.bytes += sendPage(
-        req,
-        res,
-        400,
-        'Bad request',
-        'The request path is not valid percent-encoding.',
-      );
+      counter.bytes += sendPage(req, res, EDGE_PAGES.badPath());
       return;
     }
     const match = matchPath(manifest, path, target.spa);
     if (!match) {
-      counter.bytes += sendPage(req, res, 404, 'Page not found', `This deployment has no page at ${path}.`);
+      counter.bytes += sendPage(req, res, EDGE_PAGES.pageNotFound(path));
       return;
     }
     return sendFile(req, res, match, manifest, counter);
@@ -296,14 +277,7 @@ export function createStaticServer(opts: StaticServerOptions) {
       counter: ByteCounter,
     ): void | Promise<void> {
       if (req.method !== 'GET' && req.method !== 'HEAD') {
-        counter.bytes += sendPage(
-          req,
-          res,
-          405,
-          'Method not allowed',
-          `This deployment serves static files, which answer GET and HEAD only, not ${req.method}.`,
-          { Allow: 'GET, HEAD' },
-        );
+        counter.bytes += sendPage(req, res, EDGE_PAGES.methodNotAllowed(req.method));
         return;
       }
       if (!target.artifactId) return serveFrom(req, res, target, null, counter);
