@@ -93,8 +93,9 @@ describe('edge: one tenant flooding new files', () => {
     await Promise.all(flooding);
     latencies.sort((a, b) => a - b);
     const p99 = latencies[Math.ceil(latencies.length * 0.99) - 1]!;
-    // Before: seconds (8.8 s in the report), waiting behind 40 Brotli compressions.
-    expect(p99).toBeLessThan(1_000);
+    // Before: seconds (8.8 s in the report), waiting behind 40 Brotli compressions; milliseconds
+    // now (the bench measures it), with room here for a loaded machine.
+    expect(p99).toBeLessThan(3_000);
 
     // The copies are made all the same, a little later: a repeat request gets Brotli.
     await waitFor(
