@@ -1,7 +1,6 @@
 import type autocannon from 'autocannon';
-import pg from 'pg';
 import { randomBytes } from 'node:crypto';
-import { alternate, ratio, table, type LoadCase } from './lib.ts';
+import { adminUrl, admin, alternate, ratio, table, type LoadCase } from './lib.ts';
 import { spawnBenchServer } from './spawn-server.ts';
 
 interface Info {
@@ -10,19 +9,6 @@ interface Info {
   previousUrl: string;
   hosts: number;
   ttlMs: number;
-}
-
-/** The PostgreSQL server the bench uses: SLIPWAY_BENCH_DATABASE_URL, else the test suite's one. */
-const adminUrl = () => process.env.SLIPWAY_BENCH_DATABASE_URL ?? process.env.SLIPWAY_TEST_DATABASE_URL;
-
-async function admin(url: string, text: string) {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    await c.query(text);
-  } finally {
-    await c.end();
-  }
 }
 
 /**

@@ -1,4 +1,19 @@
 import autocannon from 'autocannon';
+import pg from 'pg';
+
+/** The PostgreSQL server the bench uses: SLIPWAY_BENCH_DATABASE_URL, else the test suite's one. */
+export const adminUrl = () => process.env.SLIPWAY_BENCH_DATABASE_URL ?? process.env.SLIPWAY_TEST_DATABASE_URL;
+
+/** Runs one statement as the server's administrator (creating and dropping bench databases). */
+export async function admin(url: string, text: string) {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    await c.query(text);
+  } finally {
+    await c.end();
+  }
+}
 
 export interface LoadResult {
   rps: number;

@@ -1,8 +1,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createInterface } from 'node:readline';
-import pg from 'pg';
-import { load, ratio, table, type LoadResult } from './lib.ts';
+import { adminUrl, admin, load, ratio, table, type LoadResult } from './lib.ts';
 import { spawnBenchServer } from './spawn-server.ts';
 
 interface Info {
@@ -13,19 +12,6 @@ interface Info {
   token: string;
   projectId: string;
   loadSeconds: number;
-}
-
-/** The PostgreSQL server the bench uses: SLIPWAY_BENCH_DATABASE_URL, else the test suite's one. */
-const adminUrl = () => process.env.SLIPWAY_BENCH_DATABASE_URL ?? process.env.SLIPWAY_TEST_DATABASE_URL;
-
-async function admin(url: string, text: string) {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    await c.query(text);
-  } finally {
-    await c.end();
-  }
 }
 
 const pct = (sorted: number[], p: number) =>

@@ -1,22 +1,9 @@
 import pg from 'pg';
 import { randomBytes } from 'node:crypto';
 import { startBenchServer } from './api.ts';
-import { load, table, type LoadResult } from './lib.ts';
+import { adminUrl, admin, load, table, type LoadResult } from './lib.ts';
 
 type Server = Awaited<ReturnType<typeof startBenchServer>>;
-
-/** The PostgreSQL server the bench uses: SLIPWAY_BENCH_DATABASE_URL, else the test suite's one. */
-const adminUrl = () => process.env.SLIPWAY_BENCH_DATABASE_URL ?? process.env.SLIPWAY_TEST_DATABASE_URL;
-
-async function admin(url: string, text: string) {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    await c.query(text);
-  } finally {
-    await c.end();
-  }
-}
 
 /** Authenticated reads, 10 connections spread evenly over the servers, requests/s summed. */
 async function readLoad(servers: Server[], seconds: number): Promise<LoadResult> {
