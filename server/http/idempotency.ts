@@ -34,8 +34,12 @@ interface Claim {
   createdAt: string;
 }
 
-/** Requests that hold a claim until their answer is stored (or the key released). */
-const claims = new WeakMap<FastifyRequest, Claim>();
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The Idempotency-Key this request holds until its answer is stored (or the key released). */
+    idempotencyClaim: Claim | null;
+  }
+}
 
 /** JSON with object keys sorted, so that `{a,b}` and `{b,a}` are the same body. */
 function canonicalJson(value: unknown): string {
@@ -78,7 +82,7 @@ async function replay(reply: FastifyReply, status: number, headers: string | nul
  * ('replayed'), after waiting for it when it is still running; CONFLICT when the key came with
  * another method, path or body, or when the first request outlasts the wait.
  */
-export async function beginIdempotentRequest(
+async function beginIdempotentRequest(
   deps: Deps,
   actor: Actor,
   req: FastifyRequest,
@@ -112,7 +116,7 @@ export async function beginIdempotentRequest(
           expires_at: new Date(now.getTime() + deps.config.idempotencyTtlMs).toISOString(),
         })
         .execute();
-      claims.set(req, claim);
+      req.idempotencyClaim = claim;
       return 'run';
     } catch (err) {
       if (!isUniqueViolation(err)) throw err;
@@ -206,15 +210,19 @@ async function finish(deps: Deps, claim: Claim, reply: FastifyReply, payload: un
 }
 
 /**
- * Route hooks of every POST: `onSend` sees the final status and body of successes and errors
- * alike; `onResponse` releases a key whose answer never went through `onSend` (a hijacked reply).
+ * Route hooks of every authenticated POST: `preHandler` claims the key (or answers with the
+ * stored answer); `onSend` sees the final status and body of successes and errors alike;
+ * `onResponse` releases a key whose answer never went through `onSend` (a hijacked reply).
  */
 export function idempotencyHooks(deps: Deps) {
   return {
+    preHandler: async (req: FastifyRequest, reply: FastifyReply) => {
+      if ((await beginIdempotentRequest(deps, req.actor, req, reply)) === 'replayed') return reply;
+    },
     onSend: async (req: FastifyRequest, reply: FastifyReply, payload: unknown) => {
-      const claim = claims.get(req);
+      const claim = req.idempotencyClaim;
       if (!claim) return payload;
-      claims.delete(req);
+      req.idempotencyClaim = null;
       try {
         await finish(deps, claim, reply, payload);
       } catch (err) {
@@ -225,9 +233,9 @@ export function idempotencyHooks(deps: Deps) {
       return payload;
     },
     onResponse: async (req: FastifyRequest) => {
-      const claim = claims.get(req);
+      const claim = req.idempotencyClaim;
       if (!claim) return;
-      claims.delete(req);
+      req.idempotencyClaim = null;
       await release(deps, claim).catch((err: unknown) => req.log.error({ err }, 'could not release a key'));
     },
   };

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { ErrorEnvelope, PageMeta } from '../../api/schemas/common.ts';
+import { ErrorEnvelope } from '../../api/schemas/common.ts';
+import { successSchema } from './envelope.ts';
 import { errorExample, operationExamples } from './openapi-examples.ts';
 import type { RouteSpec } from './route.ts';
 
@@ -24,33 +25,15 @@ export function buildOpenApi(specs: RouteSpec[]): Record<string, unknown> {
       }
     }
     const status = String(spec.successStatus ?? 200);
-    const data = spec.response ? toJson(spec.response, 'output') : {};
-    let success: Record<string, unknown>;
-    switch (spec.responseKind ?? 'data') {
-      case 'list':
-        success = {
-          type: 'object',
-          properties: {
-            success: { const: true },
-            data: { type: 'array', items: data },
-            meta: toJson(PageMeta, 'output'),
-          },
-        };
-        break;
-      case 'deleted':
-        success = { type: 'object', properties: { success: { const: true }, message: { type: 'string' } } };
-        break;
-      case 'text':
-        success = { type: 'string' };
-        break;
-      default:
-        success = { type: 'object', properties: { success: { const: true }, data } };
-    }
+    const answer = successSchema(spec);
+    const success = answer ? toJson(answer, 'output') : { type: 'string' };
     const examples = operationExamples[`${spec.method} ${spec.url}`] ?? {};
     const exampleOf = (data: unknown) =>
       spec.responseKind === 'list'
         ? { success: true, data: [data], meta: { page: 1, limit: 10, total: 1, next: null } }
-        : { success: true, data };
+        : spec.responseKind === 'bare'
+          ? data
+          : { success: true, data };
     const operation: Record<string, unknown> = {
       summary: spec.summary,
       tags: [spec.tag],

@@ -1,15 +1,14 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { z } from 'zod';
-import { ApiError } from '../../api/errors.ts';
+import type { FastifyInstance, FastifyReply, FastifyRequest, RouteOptions } from 'fastify';
+import { z } from 'zod';
 import type { PageMeta } from '../../api/schemas/common.ts';
 import type { Actor, Deps } from '../services/deps.ts';
-import { authenticate } from './auth.ts';
-import { checkScope, type ScopedAccess } from './scope.ts';
-import { beginIdempotentRequest, idempotencyHooks } from './idempotency.ts';
-import { consumeRateLimit } from './rate-limit.ts';
-import { presentHeaders, sendEventStream, type SseFrame } from './sse.ts';
-import { parseOrThrow } from './validation.ts';
 import { nextLink } from '../services/pagination.ts';
+import { successSchema } from './envelope.ts';
+import { idempotencyHooks } from './idempotency.ts';
+import { announceDeprecation, authenticateRequest, chargeRateLimit, SYSTEM_ACTOR } from './pipeline.ts';
+import { zodSerializerCompiler, zodValidatorCompiler } from './schema-compilers.ts';
+import type { ScopedAccess } from './scope.ts';
+import { presentHeaders, sendEventStream, type SseFrame } from './sse.ts';
 
 type Method = 'GET' | 'POST' | 'PATCH' | 'DELETE' | 'PUT';
 
@@ -57,9 +56,13 @@ export interface RouteSpec<
   body?: B;
   query?: Q;
   params?: P;
-  /** Schema of `data` (or of one list item), for the OpenAPI description. */
+  /** Schema of `data` (or of one list item): documents the answer and serialises it. */
   response?: z.ZodType;
-  responseKind?: 'data' | 'list' | 'deleted' | 'text';
+  /**
+   * The answer's shape: `data` (default) and `list` in the envelope, `deleted` as
+   * `{ success, message }`, `bare` the response schema alone (the versioned interface), `text` not JSON.
+   */
+  responseKind?: 'data' | 'list' | 'deleted' | 'text' | 'bare';
   successStatus?: number;
   deprecated?: Deprecation;
   /**
@@ -79,83 +82,89 @@ export const route = <B extends z.ZodType, Q extends z.ZodType, P extends z.ZodT
   spec: RouteSpec<B, Q, P>,
 ): RouteSpec => spec;
 
-const SYSTEM_ACTOR: Actor = { userId: '', email: '', tokenId: '' };
-
-/** Registers routes: authenticate, rate-limit, parse and check input, honour Idempotency-Key (POST), run, wrap in the envelope. */
+/**
+ * Registers the route tables. Each route is a Fastify route with hooks (server/http/pipeline.ts)
+ * and schemas: the zod schemas of `params`, `query` and `body` check the input, and the answer is
+ * serialised by the schema of its envelope (server/http/envelope.ts).
+ */
 export function registerRoutes(app: FastifyInstance, deps: Deps, specs: RouteSpec[]): void {
-  for (const spec of specs) {
-    // Every POST may carry an Idempotency-Key: these hooks store its answer once it is known.
-    const hooks = spec.method === 'POST' && spec.auth !== false ? idempotencyHooks(deps) : {};
-    app.route({
-      method: spec.method,
-      url: spec.url,
-      ...(spec.bodyLimit ? { bodyLimit: spec.bodyLimit } : {}),
-      ...hooks,
-      handler: async (req, reply) => {
-        let actor = SYSTEM_ACTOR;
-        if (spec.auth !== false) {
-          const auth = await authenticate(deps, req.headers.authorization);
-          actor = auth.actor;
-          if (actor.scope) await checkScope(deps, actor.scope, spec, req.params);
-          const rl = await consumeRateLimit(deps, actor.userId, auth.hourlyLimit);
-          void reply.header('X-RateLimit-Limit', rl.limit);
-          void reply.header('X-RateLimit-Remaining', rl.remaining);
-          void reply.header('X-RateLimit-Reset', rl.reset);
-          if (!rl.allowed) {
-            const wait = Math.max(1, rl.reset - Math.floor(deps.clock.now().getTime() / 1000));
-            void reply.header('Retry-After', wait);
-            throw new ApiError(
-              'RATE_LIMIT_EXCEEDED',
-              `Rate limit of ${rl.limit} requests per hour exceeded; retry in ${wait} seconds`,
-            );
-          }
-        }
-        if (spec.deprecated) {
-          void reply.header('Deprecation', `@${Math.floor(spec.deprecated.since.getTime() / 1000)}`);
-          void reply.header('Sunset', spec.deprecated.sunset.toUTCString());
-          void reply.header('Link', `<${spec.deprecated.successor}>; rel="deprecation"`);
-        }
-        const params = spec.params ? parseOrThrow(spec.params, req.params, 'params') : req.params;
-        const query = spec.query ? parseOrThrow(spec.query, req.query ?? {}, 'query') : undefined;
-        let body: unknown = undefined;
-        if (spec.body) body = parseOrThrow(spec.body, req.body, 'body');
-        else if (spec.rawBody) body = req.body;
-        else if (req.body !== undefined && req.body !== null && spec.method !== 'GET') {
-          // A body where none is expected is a mistake worth telling about.
-          if (typeof req.body !== 'object' || Object.keys(req.body).length > 0) {
-            throw ApiError.validation([{ path: '', message: 'this operation takes no request body' }]);
-          }
-        }
-        if (spec.method === 'POST' && spec.auth !== false) {
-          if ((await beginIdempotentRequest(deps, actor, req, reply)) === 'replayed') return reply;
-        }
-        const result = await spec.handler({ body, query, params, actor, deps, req, reply });
-        if ((result.kind === 'list' || result.kind === 'data') && result.meta?.next) {
-          void reply.header('Link', nextLink(deps.urls.api, req.url, result.meta.next));
-        }
-        switch (result.kind) {
-          case 'sent':
-            return reply;
-          case 'events':
-            // From here on the stream writes the raw response; headers set so far go along with it.
-            reply.hijack();
-            await sendEventStream(reply.raw, result.events, {
-              headers: presentHeaders(reply.getHeaders()),
-              log: deps.log,
-            });
-            return reply;
-          case 'deleted':
-            return reply.status(200).send({ success: true, message: result.message });
-          case 'list':
-            return reply.status(200).send({ success: true, data: result.data, meta: result.meta });
-          case 'data':
-            return reply.status(result.status ?? spec.successStatus ?? 200).send({
-              success: true,
-              data: result.data,
-              ...(result.meta ? { meta: result.meta } : {}),
-            });
-        }
-      },
-    });
-  }
+  app.decorateRequest('actor', null as unknown as Actor);
+  app.decorateRequest('hourlyLimit', 0);
+  app.decorateRequest('idempotencyClaim', null);
+  app.setValidatorCompiler(zodValidatorCompiler);
+  app.setSerializerCompiler(zodSerializerCompiler);
+  for (const spec of specs) app.route(routeOptions(deps, spec));
 }
+
+function routeOptions(deps: Deps, spec: RouteSpec): RouteOptions {
+  const authenticated = spec.auth !== false;
+  // Every authenticated POST may carry an Idempotency-Key.
+  const idempotent = spec.method === 'POST' && authenticated ? idempotencyHooks(deps) : undefined;
+  const answer = successSchema(spec);
+  const status = spec.successStatus ?? 200;
+  return {
+    method: spec.method,
+    url: spec.url,
+    ...(spec.bodyLimit ? { bodyLimit: spec.bodyLimit } : {}),
+    schema: {
+      ...(spec.params ? { params: spec.params } : {}),
+      ...(spec.query ? { querystring: spec.query } : {}),
+      ...(spec.body ? { body: spec.body } : spec.rawBody || spec.method === 'GET' ? {} : { body: NO_BODY }),
+      // An upload answers 200 or 201 with the same envelope.
+      ...(answer ? { response: { [status]: answer, ...(status === 200 ? { 201: answer } : {}) } } : {}),
+    },
+    onRequest: [
+      ...(spec.deprecated ? [announceDeprecation(spec.deprecated)] : []),
+      ...(authenticated ? [authenticateRequest(deps, spec)] : []),
+    ],
+    preHandler: [
+      ...(authenticated ? [chargeRateLimit(deps)] : []),
+      ...(idempotent ? [idempotent.preHandler] : []),
+    ],
+    ...(idempotent ? { onSend: idempotent.onSend, onResponse: idempotent.onResponse } : {}),
+    handler: async (req, reply) => {
+      const { body, query, params } = req as FastifyRequest<{
+        Body: unknown;
+        Querystring: unknown;
+        Params: unknown;
+      }>;
+      const actor = authenticated ? req.actor : SYSTEM_ACTOR;
+      const result = await spec.handler({ body, query, params, actor, deps, req, reply });
+      if ((result.kind === 'list' || result.kind === 'data') && result.meta?.next) {
+        void reply.header('Link', nextLink(deps.urls.api, req.url, result.meta.next));
+      }
+      switch (result.kind) {
+        case 'sent':
+          return reply;
+        case 'events':
+          // From here on the stream writes the raw response; headers set so far go along with it.
+          reply.hijack();
+          await sendEventStream(reply.raw, result.events, {
+            headers: presentHeaders(reply.getHeaders()),
+            log: deps.log,
+          });
+          return reply;
+        case 'deleted':
+          return reply.status(200).send({ success: true, message: result.message });
+        case 'list':
+          return reply.status(200).send({ success: true, data: result.data, meta: result.meta });
+        case 'data':
+          if (spec.responseKind === 'bare') return reply.status(result.status ?? status).send(result.data);
+          return reply.status(result.status ?? status).send({
+            success: true,
+            data: result.data,
+            ...(result.meta ? { meta: result.meta } : {}),
+          });
+      }
+    },
+  };
+}
+
+/** The body of an operation that takes none: nothing, or `{}` as some clients send; it reads as none. */
+const NO_BODY = z
+  .unknown()
+  .refine(
+    (body) => body === null || (typeof body === 'object' && Object.keys(body).length === 0),
+    'this operation takes no request body',
+  )
+  .transform(() => undefined);

@@ -24,6 +24,7 @@ export const apiV1Routes = [
     summary: "Create a project in the caller's personal organization (paid: 1.00 USD)",
     body: CreateProjectV1Body,
     response: ProjectV1,
+    responseKind: 'bare',
     successStatus: 201,
     handler: async ({ deps, actor, body, req, reply }) => {
       // A body the service would refuse is a 400 before any payment is asked for.
@@ -45,6 +46,7 @@ export const apiV1Routes = [
     summary: 'Start a deployment of a project (paid: 1.00 USD)',
     body: CreateDeploymentV1Body,
     response: DeploymentV1,
+    responseKind: 'bare',
     successStatus: 201,
     handler: async ({ deps, actor, body, req, reply }) =>
       runPaid({ deps, actor, req, reply, operation: PAID_OPERATIONS.createDeployment }, async (settle) => {

@@ -1,5 +1,6 @@
 import { docsPage, DOCS_SCRIPT, docsScript } from '../http/docs-page.ts';
 import { API_VERSION, buildOpenApi } from '../http/openapi.ts';
+import { z } from 'zod';
 import { route, type RouteSpec } from '../http/route.ts';
 
 /** Health, readiness and the API description; none of them needs a token. */
@@ -13,6 +14,8 @@ export function systemRoutes(getSpecs: () => RouteSpec[]): RouteSpec[] {
       tag: 'system',
       summary: 'The process is alive',
       auth: false,
+      responseKind: 'bare',
+      response: z.object({ status: z.literal('ok') }),
       handler: async ({ reply }) => {
         await reply.send({ status: 'ok' });
         return { kind: 'sent' };
@@ -24,6 +27,8 @@ export function systemRoutes(getSpecs: () => RouteSpec[]): RouteSpec[] {
       tag: 'system',
       summary: 'The database is reachable',
       auth: false,
+      responseKind: 'bare',
+      response: z.object({ status: z.enum(['ready', 'database unreachable']) }),
       handler: async ({ deps, reply }) => {
         const ok = await deps.store.ping();
         await reply.status(ok ? 200 : 503).send({ status: ok ? 'ready' : 'database unreachable' });
@@ -36,6 +41,8 @@ export function systemRoutes(getSpecs: () => RouteSpec[]): RouteSpec[] {
       tag: 'system',
       summary: 'OpenAPI 3.1 description of this API',
       auth: false,
+      responseKind: 'bare',
+      response: z.looseObject({ openapi: z.string() }),
       handler: async ({ reply }) => {
         await reply.send(openapi());
         return { kind: 'sent' };
@@ -47,6 +54,7 @@ export function systemRoutes(getSpecs: () => RouteSpec[]): RouteSpec[] {
       tag: 'system',
       summary: 'Human-readable API reference',
       auth: false,
+      responseKind: 'text',
       handler: async ({ reply }) => {
         await reply.type('text/html; charset=utf-8').send(docsPage(API_VERSION));
         return { kind: 'sent' };
@@ -58,6 +66,7 @@ export function systemRoutes(getSpecs: () => RouteSpec[]): RouteSpec[] {
       tag: 'system',
       summary: "The API reference's renderer (Redoc)",
       auth: false,
+      responseKind: 'text',
       handler: async ({ req: request, reply }) => {
         const asset = docsScript();
         reply

@@ -59,15 +59,20 @@ describe('rate limits', () => {
     expect(limits(next)).toEqual({ limit: 100, remaining: 99, reset: epoch('2026-11-22T12:00:00.000Z') });
   });
 
-  it('counts every authenticated request, errors included, and not unauthenticated ones', async () => {
+  it('counts every authenticated request the operation runs for, its errors included; not invalid or unauthenticated ones', async () => {
     clock.set('2026-11-23T08:00:00.000Z');
     const u = await t.user();
     const missing = await t.call(u, 'GET', '/v1/projects/prj_doesnotexist00000000');
     expect(missing.status).toBe(404);
     expect(limits(missing)).toMatchObject({ limit: 100, remaining: 99 });
+    // Input is checked before the request is charged: a request refused as invalid costs nothing.
     const invalid = await t.call(u, 'POST', '/v1/organizations', { name: 'Not Valid' });
     expect(invalid.status).toBe(400);
-    expect(limits(invalid).remaining).toBe(98);
+    expect(invalid.headers['x-ratelimit-remaining']).toBeUndefined();
+    const badQuery = await t.call(u, 'GET', '/v1/projects?limit=1000');
+    expect(badQuery.status).toBe(400);
+    const next = await t.call(u, 'GET', '/v1/user');
+    expect(limits(next).remaining).toBe(98);
     const anonymous = await t.call(null, 'GET', '/v1/user');
     expect(anonymous.status).toBe(401);
     expect(anonymous.headers['x-ratelimit-limit']).toBeUndefined();

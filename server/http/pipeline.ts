@@ -1,0 +1,57 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { ApiError } from '../../api/errors.ts';
+import type { Actor, Deps } from '../services/deps.ts';
+import { authenticate } from './auth.ts';
+import { consumeRateLimit } from './rate-limit.ts';
+import type { Deprecation, RouteSpec } from './route.ts';
+import { checkScope } from './scope.ts';
+
+/**
+ * The hooks of an API route, in Fastify's order: `onRequest` names the caller (before the body
+ * is read), the schema compilers check the input, `preHandler` charges the rate limit (a request
+ * refused as invalid is not charged) and claims an Idempotency-Key (server/http/idempotency.ts),
+ * then the handler runs and its answer is serialised by its schema.
+ */
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Who is calling: set by `authenticateRequest`; the system actor on open routes. */
+    actor: Actor;
+    /** Requests per hour the caller's token allows. */
+    hourlyLimit: number;
+  }
+}
+
+export const SYSTEM_ACTOR: Actor = { userId: '', email: '', tokenId: '' };
+
+/** onRequest: the bearer token names the caller; a workflow's token is held to its one project. */
+export const authenticateRequest =
+  (deps: Deps, spec: Pick<RouteSpec, 'method' | 'url' | 'scoped'>) => async (req: FastifyRequest) => {
+    const { actor, hourlyLimit } = await authenticate(deps, req.headers.authorization);
+    req.actor = actor;
+    req.hourlyLimit = hourlyLimit;
+    if (actor.scope) await checkScope(deps, actor.scope, spec, req.params);
+  };
+
+/** preHandler: counts the request in the caller's hourly window, and says what is left. */
+export const chargeRateLimit = (deps: Deps) => async (req: FastifyRequest, reply: FastifyReply) => {
+  const rl = await consumeRateLimit(deps, req.actor.userId, req.hourlyLimit);
+  void reply.header('X-RateLimit-Limit', rl.limit);
+  void reply.header('X-RateLimit-Remaining', rl.remaining);
+  void reply.header('X-RateLimit-Reset', rl.reset);
+  if (!rl.allowed) {
+    const wait = Math.max(1, rl.reset - Math.floor(deps.clock.now().getTime() / 1000));
+    void reply.header('Retry-After', wait);
+    throw new ApiError(
+      'RATE_LIMIT_EXCEEDED',
+      `Rate limit of ${rl.limit} requests per hour exceeded; retry in ${wait} seconds`,
+    );
+  }
+};
+
+/** onRequest: a deprecated operation says so, with its end and successor, on every answer. */
+export const announceDeprecation = (d: Deprecation) => async (_req: FastifyRequest, reply: FastifyReply) => {
+  void reply.header('Deprecation', `@${Math.floor(d.since.getTime() / 1000)}`);
+  void reply.header('Sunset', d.sunset.toUTCString());
+  void reply.header('Link', `<${d.successor}>; rel="deprecation"`);
+};
