@@ -1,6 +1,6 @@
-import { getIDToken } from '@actions/core';
 import type { FetchLike } from '../api/client/index.ts';
 import { createClient } from '../api/client/index.ts';
+import { loadCore } from './core.ts';
 import type { Inputs } from './inputs.ts';
 
 /** Why a job without api-token cannot ask for an OIDC token, in the workflow's words. */
@@ -21,7 +21,8 @@ export async function exchangeForToken(
   },
 ): Promise<{ token: string; projectId: string }> {
   if (!deps.getIdToken && !deps.env.ACTIONS_ID_TOKEN_REQUEST_URL) throw new Error(NO_ID_TOKEN);
-  const getIdToken = deps.getIdToken ?? getIDToken;
+  // @actions/core is loaded here, before the first request, only for a job without a token.
+  const getIdToken = deps.getIdToken ?? (await loadCore()).getIDToken;
   const idToken = await getIdToken(inputs.oidcAudience);
   const client = createClient({
     baseUrl: inputs.apiUrl,
