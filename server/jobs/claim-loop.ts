@@ -13,20 +13,15 @@ export interface Lane<T extends { id: string }> {
   /** Claims up to `limit` due jobs, each leased to this process. */
   claim(limit: number): Promise<T[]>;
   /**
-   * Runs a claimed job and records its outcome. `signal` aborts with `LeaseLost` or `Stopped`; a
-   * run that ends after `Stopped` hands its job back itself. Starts synchronously, so bookkeeping
-   * it does before its first `await` is seen by the next claim.
+   * Runs a claimed job and records its outcome. `signal` aborts when the lease is lost, or with
+   * `Stopped`: the run then hands its job back. What it does before its first `await` is done
+   * before the next claim.
    */
   run(job: T, signal: AbortSignal): Promise<void>;
   /** Hands a job back at once: it was claimed after stop, or was still running past the wind-down. */
   release(job: T): Promise<void>;
   /** Renews the claim while the job runs: resolves false when another worker holds it now. */
-  lease?: Lease<T>;
-}
-
-interface Lease<T> {
-  ms: number;
-  renew(job: T): Promise<boolean>;
+  lease?: { ms: number; renew(job: T): Promise<boolean> };
 }
 
 export interface ClaimLoop {
@@ -38,29 +33,13 @@ export interface ClaimLoop {
   wake: (name: string) => void;
 }
 
-/** Why a running job's signal aborted: another worker may hold its claim now. */
-export class LeaseLost extends Error {
-  constructor() {
-    super('the lease of this job was lost');
-  }
-}
-
-/** Why a running job's signal aborted: the loop is stopping and the grace period is over. */
-export class Stopped extends Error {
-  constructor() {
-    super('the worker is shutting down');
-  }
-}
-
-interface Run {
-  abort: AbortController;
-  done: Promise<void>;
-}
+/** Why a running job's signal aborted, when not because its lease was lost: the loop is stopping. */
+export class Stopped extends Error {}
 
 interface LaneState<T extends { id: string }> {
   lane: Lane<T>;
   wake: WakeUp;
-  runs: Map<T, Run>;
+  runs: Map<T, { abort: AbortController; done: Promise<void> }>;
   /** Claim rounds so far, for `idle`. */
   round: number;
   idlers: { after: number; resolve: () => void }[];
@@ -75,12 +54,14 @@ interface LaneState<T extends { id: string }> {
 export function startClaimLoop<T extends { id: string }>(
   deps: Pick<Deps, 'log' | 'queue'>,
   lanes: Lane<T>[],
+  /** `windDownMs`: how long runs aborted on stop may take to end before their jobs are released anyway. */
   opts: { pollMs: number; windDownMs: number },
 ): ClaimLoop {
   let running = true;
   const states = new Map<string, LaneState<T>>(
     lanes.map((lane) => [lane.name, { lane, wake: wakeUp(), runs: new Map(), round: 0, idlers: [] }]),
   );
+  const all = [...states.values()];
   const wake = (name: string) => states.get(name)?.wake.wake();
   const unsubscribe = deps.queue.onNotify(wake);
 
@@ -105,7 +86,7 @@ export function startClaimLoop<T extends { id: string }>(
    * claimed again) or none succeeding before the lease ends means another worker may have the
    * job: the run is aborted, so one job never runs twice at once.
    */
-  function keepLease(lease: Lease<T>, job: T, abort: AbortController) {
+  function keepLease(lease: NonNullable<Lane<T>['lease']>, job: T, abort: AbortController) {
     // Process time, not deps.clock: the timer that renews runs on real time too.
     let validUntil = performance.now() + lease.ms;
     let renewing = false;
@@ -113,7 +94,7 @@ export function startClaimLoop<T extends { id: string }>(
       clearInterval(timer);
       if (abort.signal.aborted) return;
       deps.log.warn({ job: job.id }, 'lost the lease of a running job; stopping it');
-      abort.abort(new LeaseLost());
+      abort.abort(new Error('the lease of this job was lost'));
     };
     const timer = setInterval(
       () => {
@@ -155,56 +136,47 @@ export function startClaimLoop<T extends { id: string }>(
       // A full claim means more may be due: claim again while there is room.
       if (asked > 0 && claimed.length === asked) continue;
       if (claimed.length === 0 && s.runs.size === 0) {
-        const ready = s.idlers.filter((w) => w.after < round);
+        for (const w of s.idlers.filter((w) => w.after < round)) w.resolve();
         s.idlers = s.idlers.filter((w) => w.after >= round);
-        ready.forEach((w) => w.resolve());
       }
       await s.wake.sleep(opts.pollMs);
     }
   }
 
-  const loops = [...states.values()].map(loop);
+  const loops = all.map(loop);
   let stopping: Promise<void> | undefined;
 
   async function stop(graceMs: number) {
     running = false;
     unsubscribe();
-    for (const s of states.values()) s.wake.wake();
+    for (const s of all) s.wake.wake();
     await Promise.all(loops);
-    const runs = () =>
-      [...states.values()].flatMap((s) => [...s.runs].map(([job, run]) => ({ s, job, run })));
-    if (!(await settleWithin(runs(), graceMs))) {
-      const late = runs();
-      for (const { run } of late) run.abort.abort(new Stopped());
-      // Let aborted runs wind down (kill their commands, write their last log lines) before their
-      // jobs are handed back, so that no other worker starts one while it still runs here.
-      await settleWithin(late, opts.windDownMs);
-      for (const { s, job } of late) if (s.runs.has(job)) await s.lane.release(job);
-    }
-    for (const s of states.values()) s.idlers.splice(0).forEach((w) => w.resolve());
+    const runs = () => all.flatMap((s) => [...s.runs].map(([job, run]) => ({ s, job, ...run })));
+    const late = (await settleWithin(runs(), graceMs)) ? [] : runs();
+    for (const { abort } of late) abort.abort(new Stopped('the worker is shutting down'));
+    // Let aborted runs wind down (kill their commands, write their last log lines) before their
+    // jobs are handed back, so that no other worker starts one while it still runs here.
+    await settleWithin(late, opts.windDownMs);
+    for (const { s, job } of late) if (s.runs.has(job)) await s.lane.release(job);
+    for (const s of all) s.idlers.splice(0).forEach((w) => w.resolve());
   }
 
   return {
     stop: (graceMs = 10_000) => (stopping ??= stop(graceMs)),
-    idle() {
-      if (!running) return Promise.resolve();
-      const lanesIdle = [...states.values()].map(
-        (s) =>
-          new Promise<void>((resolve) => {
-            // Only a claim round that starts after this call proves nothing committed before it is due.
-            s.idlers.push({ after: s.round, resolve });
-            s.wake.wake();
-          }),
-      );
-      return Promise.all(lanesIdle).then(() => undefined);
+    async idle() {
+      if (!running) return;
+      // Only a claim round that starts after this call proves nothing committed before it is due.
+      const idle = all.map((s) => new Promise<void>((resolve) => s.idlers.push({ after: s.round, resolve })));
+      for (const s of all) s.wake.wake();
+      await Promise.all(idle);
     },
     wake,
   };
 }
 
 /** Whether the runs all ended within `ms` (they never reject). */
-async function settleWithin(runs: { run: Run }[], ms: number): Promise<boolean> {
-  const all = Promise.all(runs.map((r) => r.run.done)).then(() => true);
+async function settleWithin(runs: { done: Promise<void> }[], ms: number): Promise<boolean> {
+  const all = Promise.all(runs.map((r) => r.done)).then(() => true);
   if (ms === Infinity) return all;
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<false>((r) => (timer = setTimeout(() => r(false), ms)).unref());

@@ -1,7 +1,7 @@
 import { hostname } from 'node:os';
 import { randomString } from '../lib/ids.ts';
 import type { Deps } from '../services/deps.ts';
-import { LeaseLost, startClaimLoop, Stopped, type Lane } from './claim-loop.ts';
+import { startClaimLoop, Stopped, type ClaimLoop, type Lane } from './claim-loop.ts';
 import type { Job } from './queue.ts';
 
 export interface JobHandler {
@@ -17,12 +17,9 @@ export interface JobHandler {
   onExhausted?(job: Job, reason: string): Promise<void>;
 }
 
-export interface Worker {
+/** Its `stop` hands jobs still running past the grace period back to the queue. */
+export interface Worker extends Pick<ClaimLoop, 'stop' | 'idle'> {
   id: string;
-  /** Stops claiming, waits up to `graceMs` for running jobs, then aborts and releases them. */
-  stop(graceMs?: number): Promise<void>;
-  /** Resolves once nothing is due or running (tests). */
-  idle(): Promise<void>;
 }
 
 /**
@@ -49,9 +46,9 @@ export function startWorker(
     } catch (err) {
       // Stopped after the grace period: handed back, now that it no longer runs here.
       if (signal.reason instanceof Stopped) return deps.queue.release(job.id, id);
-      // The lease was lost: another worker may run it now, so neither retry nor give up what is
-      // no longer ours.
-      if (signal.reason instanceof LeaseLost) return;
+      // Otherwise the lease was lost: another worker may run it now, so neither retry nor give up
+      // what is no longer ours.
+      if (signal.aborted) return;
       const message = err instanceof Error ? err.message : String(err);
       if (job.attempts < job.max_attempts) {
         const delay = handler.retryDelayMs?.(job) ?? 5000 * 2 ** (job.attempts - 1);
@@ -69,10 +66,7 @@ export function startWorker(
       name: handler.kind,
       room: (running) => handler.concurrency - running,
       batch: 1,
-      claim: async () => {
-        const job = await deps.queue.claim([handler.kind], id, leaseMs);
-        return job ? [job] : [];
-      },
+      claim: async () => [await deps.queue.claim([handler.kind], id, leaseMs)].filter((job) => job !== null),
       run: (job, signal) => run(handler, job, signal),
       release: (job) => deps.queue.release(job.id, id),
       lease: { ms: leaseMs, renew: (job) => deps.queue.extend(job.id, id, leaseMs) },

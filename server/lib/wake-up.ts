@@ -1,31 +1,25 @@
-/** Wakes one sleeper that otherwise polls; see `wakeUp`. */
-export interface WakeUp {
-  /** Also passed around as a listener: it needs no `this`. */
-  wake: () => void;
-  /** Forgets earlier wake-ups: called before looking for work, so that only later ones count. */
-  reset(): void;
-  /** Resolves at a wake-up (or one since `reset`), after `ms`, or when `signal` aborts. */
-  sleep(ms: number, signal?: AbortSignal): Promise<void>;
-}
+/** See `wakeUp`. */
+export type WakeUp = ReturnType<typeof wakeUp>;
 
 /**
- * A wake-up that is not lost: one that comes while its sleeper is busy (looking for work that the
- * look may have missed) makes the next `sleep` return at once instead of a poll interval later.
+ * Wakes one sleeper that otherwise polls, without losing a wake-up that comes while the sleeper is
+ * busy (looking for work that the look may have missed): the next `sleep` then returns at once.
  * One sleeper at a time.
  */
-export function wakeUp(): WakeUp {
+export function wakeUp() {
   let woken = false;
   let wakeSleeper: (() => void) | undefined;
   return {
-    wake() {
+    /** A plain function: also passed around as a listener. */
+    wake: () => {
       woken = true;
       wakeSleeper?.();
     },
-    reset() {
-      woken = false;
-    },
-    sleep(ms, signal) {
-      return new Promise<void>((resolve) => {
+    /** Forgets earlier wake-ups: called before looking for work, so that only later ones count. */
+    reset: () => void (woken = false),
+    /** Resolves at a wake-up (or one since `reset`), after `ms`, or when `signal` aborts. */
+    sleep: (ms: number, signal?: AbortSignal) =>
+      new Promise<void>((resolve) => {
         if (woken || signal?.aborted) return resolve();
         const done = () => {
           clearTimeout(timer);
@@ -36,7 +30,6 @@ export function wakeUp(): WakeUp {
         const timer = setTimeout(done, ms);
         signal?.addEventListener('abort', done);
         wakeSleeper = done;
-      });
-    },
+      }),
   };
 }

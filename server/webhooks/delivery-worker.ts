@@ -1,4 +1,4 @@
-import { startClaimLoop, type Lane } from '../jobs/claim-loop.ts';
+import { startClaimLoop, type ClaimLoop, type Lane } from '../jobs/claim-loop.ts';
 import type { Deps } from '../services/deps.ts';
 import { attemptDelivery, type AttemptIo } from './attempt-delivery.ts';
 import { claimDueDeliveries, releaseClaim, type ClaimedDelivery } from './claim-deliveries.ts';
@@ -31,15 +31,11 @@ export interface DeliveryWorkerOptions {
   random?: () => number;
 }
 
-export interface DeliveryWorker {
-  /**
-   * Stops claiming and waits up to `graceMs` for attempts in flight; attempts still running then
-   * are aborted and given back unrecorded, due again at once for the next worker.
-   */
-  stop(graceMs?: number): Promise<void>;
-  /** Resolves once nothing is due and nothing is in flight (checked after the call). */
-  idle(): Promise<void>;
-}
+/**
+ * Its `stop` aborts attempts still running past the grace period and gives them back unrecorded,
+ * due again at once for the next worker.
+ */
+export type DeliveryWorker = Pick<ClaimLoop, 'stop' | 'idle'>;
 
 export type DeliveryDeps = Pick<Deps, 'db' | 'clock' | 'config' | 'cipher' | 'log' | 'queue'>;
 
@@ -123,8 +119,7 @@ export function startDeliveryWorker(deps: DeliveryDeps, opts: DeliveryWorkerOpti
     const slow = setTimeout(() => {
       overdue.push(d);
       if (moveOverdue()) loop.wake(DELIVERY_JOB);
-    }, slowAfterMs);
-    slow.unref();
+    }, slowAfterMs).unref();
     try {
       await deliver(d, signal);
     } finally {
