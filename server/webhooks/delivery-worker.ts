@@ -1,3 +1,4 @@
+import { startClaimLoop, type ClaimLoop, type Lane } from '../jobs/claim-loop.ts';
 import type { Deps } from '../services/deps.ts';
 import { attemptDelivery, type AttemptIo } from './attempt-delivery.ts';
 import { claimDueDeliveries, releaseClaim, type ClaimedDelivery } from './claim-deliveries.ts';
@@ -30,15 +31,11 @@ export interface DeliveryWorkerOptions {
   random?: () => number;
 }
 
-export interface DeliveryWorker {
-  /**
-   * Stops claiming and waits up to `graceMs` for attempts in flight; attempts still running then
-   * are aborted and given back unrecorded, due again at once for the next worker.
-   */
-  stop(graceMs?: number): Promise<void>;
-  /** Resolves once nothing is due and nothing is in flight (checked after the call). */
-  idle(): Promise<void>;
-}
+/**
+ * Its `stop` aborts attempts still running past the grace period and gives them back unrecorded,
+ * due again at once for the next worker.
+ */
+export type DeliveryWorker = Pick<ClaimLoop, 'stop' | 'idle'>;
 
 export type DeliveryDeps = Pick<Deps, 'db' | 'clock' | 'config' | 'cipher' | 'log' | 'queue'>;
 
@@ -58,51 +55,27 @@ export function startDeliveryWorker(deps: DeliveryDeps, opts: DeliveryWorkerOpti
   const slowAfterMs = opts.slowAfterMs ?? 250;
   const waitingConcurrency = opts.waitingConcurrency ?? 256;
   const perEndpoint = opts.perEndpoint ?? 2;
-  const pollMs = opts.pollMs ?? 1000;
   const random = opts.random ?? Math.random;
-  const stopping = new AbortController();
-  const io: AttemptIo = {
+  const io: Omit<AttemptIo, 'stop'> = {
     lookup: opts.lookup ?? systemLookup,
     post: opts.fetchImpl ? postWithFetch(opts.fetchImpl) : postPinned,
     allowPrivate: deps.config.webhookAllowPrivate,
     timeoutMs: opts.timeoutMs ?? 10_000,
-    stop: stopping.signal,
   };
 
-  let running = true;
-  const inFlight = new Set<Promise<void>>();
   /** In-flight attempts by webhook id, for the per-endpoint bound. */
   const byEndpoint = new Map<string, number>();
   /** Attempts in the fast lane that have run past `slowAfterMs`, oldest first, waiting to move. */
-  const overdue: Promise<void>[] = [];
-  const waiting = new Set<Promise<void>>();
-  const fastInFlight = () => inFlight.size - waiting.size;
+  const overdue: ClaimedDelivery[] = [];
+  const waiting = new Set<ClaimedDelivery>();
   /** Moves overdue attempts to the waiting lane while it has room; true when a slot was freed. */
   const moveOverdue = () => {
-    let moved = false;
-    while (overdue.length > 0 && waiting.size < waitingConcurrency) {
-      const p = overdue.shift()!;
-      if (!inFlight.has(p)) continue;
-      waiting.add(p);
-      moved = true;
-    }
-    if (moved) poke();
+    const before = waiting.size;
+    while (overdue.length > 0 && waiting.size < waitingConcurrency) waiting.add(overdue.shift()!);
+    return waiting.size > before;
   };
-  let wake: (() => void) | null = null;
-  // Set by a wake-up that arrives while the loop is busy claiming, so it is not lost.
-  let woken = false;
-  let round = 0;
-  const idleWaiters: { after: number; resolve: () => void }[] = [];
 
-  const poke = () => {
-    woken = true;
-    wake?.();
-  };
-  const unsubscribe = deps.queue.onNotify((kind) => {
-    if (kind === DELIVERY_JOB) poke();
-  });
-
-  async function deliver(d: ClaimedDelivery): Promise<void> {
+  async function deliver(d: ClaimedDelivery, stop: AbortSignal): Promise<void> {
     if (!d.webhook) return dropOrphan(deps.db, d);
     if (!d.webhook.active) {
       await skipDelivery(deps.db, deps.clock, d, INACTIVE);
@@ -125,7 +98,7 @@ export function startDeliveryWorker(deps: DeliveryDeps, opts: DeliveryWorkerOpti
     // Each attempt is stamped with the time it is sent: receivers reject timestamps more than five
     // minutes away, and a retry after an outage must still be accepted. The delivery id stays.
     const payload = restamp(d.payload, at);
-    const result = await attemptDelivery({ ...d, payload, url: d.webhook.url, secret }, io);
+    const result = await attemptDelivery({ ...d, payload, url: d.webhook.url, secret }, { ...io, stop });
     if (result.kind === 'interrupted') return releaseClaim(deps.db, deps.clock, d);
     const status = await recordAttempt(
       deps.db,
@@ -140,96 +113,37 @@ export function startDeliveryWorker(deps: DeliveryDeps, opts: DeliveryWorkerOpti
     );
   }
 
-  function start(d: ClaimedDelivery) {
+  async function run(d: ClaimedDelivery, signal: AbortSignal): Promise<void> {
+    // Counted before the next claim reads it (a run starts synchronously).
     byEndpoint.set(d.webhookId, (byEndpoint.get(d.webhookId) ?? 0) + 1);
     const slow = setTimeout(() => {
-      overdue.push(p);
+      overdue.push(d);
+      if (moveOverdue()) loop.wake(DELIVERY_JOB);
+    }, slowAfterMs).unref();
+    try {
+      await deliver(d, signal);
+    } finally {
+      clearTimeout(slow);
+      if (overdue.includes(d)) overdue.splice(overdue.indexOf(d), 1);
+      waiting.delete(d);
+      const left = byEndpoint.get(d.webhookId)! - 1;
+      if (left > 0) byEndpoint.set(d.webhookId, left);
+      else byEndpoint.delete(d.webhookId);
+      // The claim loop wakes once this run is over.
       moveOverdue();
-    }, slowAfterMs);
-    slow.unref();
-    const p: Promise<void> = deliver(d)
-      .catch((err: unknown) => deps.log.error({ err, delivery: d.id }, 'webhook delivery bookkeeping failed'))
-      .finally(() => {
-        clearTimeout(slow);
-        inFlight.delete(p);
-        waiting.delete(p);
-        const left = byEndpoint.get(d.webhookId)! - 1;
-        if (left > 0) byEndpoint.set(d.webhookId, left);
-        else byEndpoint.delete(d.webhookId);
-        moveOverdue();
-        poke();
-      });
-    inFlight.add(p);
-  }
-
-  async function loop() {
-    while (running) {
-      woken = false;
-      const thisRound = ++round;
-      const capacity = concurrency - fastInFlight();
-      let claimed: ClaimedDelivery[] = [];
-      if (capacity > 0) {
-        try {
-          claimed = await claimDueDeliveries(deps.db, deps.clock, capacity, {
-            perEndpoint,
-            inFlight: byEndpoint,
-          });
-        } catch (err) {
-          deps.log.warn({ err }, 'claiming webhook deliveries failed; retrying');
-        }
-      }
-      if (!running) {
-        await Promise.all(claimed.map((d) => releaseClaim(deps.db, deps.clock, d)));
-        break;
-      }
-      claimed.forEach(start);
-      // A full batch means more may be due: claim again as soon as a slot is free.
-      if (capacity > 0 && claimed.length === capacity) continue;
-      if (inFlight.size === 0 && claimed.length === 0) {
-        for (const w of idleWaiters.splice(0)) {
-          if (w.after < thisRound) w.resolve();
-          else idleWaiters.push(w);
-        }
-      }
-      if (woken) continue;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, pollMs);
-        function done() {
-          clearTimeout(timer);
-          wake = null;
-          resolve();
-        }
-        wake = done;
-      });
     }
   }
 
-  const looping = loop();
-
-  return {
-    async stop(graceMs = 10_000) {
-      if (!running) return looping;
-      running = false;
-      unsubscribe();
-      wake?.();
-      await looping;
-      const timer = new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), graceMs).unref());
-      const settled = await Promise.race([Promise.all(inFlight).then(() => 'done' as const), timer]);
-      if (settled === 'timeout') {
-        stopping.abort(new Error('the delivery worker is stopping'));
-        await Promise.all(inFlight);
-      }
-      idleWaiters.splice(0).forEach((w) => w.resolve());
-    },
-    idle() {
-      if (!running) return Promise.resolve();
-      return new Promise<void>((resolve) => {
-        // Only a claim round that starts after this call proves nothing committed before it is due.
-        idleWaiters.push({ after: round, resolve });
-        poke();
-      });
-    },
+  const lane: Lane<ClaimedDelivery> = {
+    name: DELIVERY_JOB,
+    room: (running) => concurrency - (running - waiting.size),
+    claim: (limit) => claimDueDeliveries(deps.db, deps.clock, limit, { perEndpoint, inFlight: byEndpoint }),
+    run,
+    release: (d) => releaseClaim(deps.db, deps.clock, d),
   };
+  // An attempt aborted on stop is given back by `deliver`, once its request has ended.
+  const loop = startClaimLoop(deps, [lane], { pollMs: opts.pollMs ?? 1000, windDownMs: Infinity });
+  return { stop: loop.stop, idle: loop.idle };
 }
 
 /** The stored payload with `timestamp` set to `at`; anything unparsable is sent as stored. */

@@ -1,5 +1,6 @@
 import { ApiError } from '../../../api/errors.ts';
 import type { LogStreamEnd, LogType } from '../../../api/schemas/deployments.ts';
+import { wakeUp } from '../../lib/wake-up.ts';
 import type { Actor, Deps } from '../deps.ts';
 import { onDeploymentActivity } from './deployment-activity.ts';
 import { linesAfter, tailLines, type LogLine } from './deployment-logs.ts';
@@ -53,28 +54,9 @@ export async function* logEvents(
   const pollMs = opts.pollMs ?? 250;
   const accessCheckMs = opts.accessCheckMs ?? 5_000;
   let accessCheckedAt = Date.now();
-  let poked = false;
-  let wake: (() => void) | undefined;
-  const poke = () => {
-    poked = true;
-    wake?.();
-  };
-  /** Sleeps until poked, aborted or `pollMs` passed; a poke that came while we worked counts. */
-  const rest = () =>
-    new Promise<void>((resolve) => {
-      if (poked || signal.aborted) return resolve();
-      const done = () => {
-        clearTimeout(timer);
-        signal.removeEventListener('abort', done);
-        wake = undefined;
-        resolve();
-      };
-      const timer = setTimeout(done, pollMs);
-      signal.addEventListener('abort', done);
-      wake = done;
-    });
-
-  const unsubscribe = onDeploymentActivity(deps, deploymentId, poke);
+  // A wake-up that came while a batch was being read counts: the next rest returns at once.
+  const activity = wakeUp();
+  const unsubscribe = onDeploymentActivity(deps, deploymentId, activity.wake);
   try {
     let lastId = opts.afterId ?? 0;
     if (opts.afterId === undefined) {
@@ -83,7 +65,7 @@ export async function* logEvents(
       lastId = history.at(-1)?.id ?? 0;
     }
     while (!signal.aborted) {
-      poked = false;
+      activity.reset();
       // The state is read before the lines: every line written before the deployment ended is
       // then already visible, so the last batch below is complete when the state is final.
       const state = await deps.db
@@ -102,7 +84,7 @@ export async function* logEvents(
       }
       // A deleted project's deployment never finishes: close without claiming a final state.
       if (!state || state.deleted_at !== null) return;
-      await rest();
+      await activity.sleep(pollMs, signal);
       if (opts.checkAccess && Date.now() - accessCheckedAt >= accessCheckMs) {
         accessCheckedAt = Date.now();
         const refusal = await opts.checkAccess();
