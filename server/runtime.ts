@@ -6,6 +6,7 @@ import { systemClock, type Clock } from './lib/clock.ts';
 import { createCipher, loadEncryptionKey } from './lib/secrets.ts';
 import { createDns, type Dns } from './lib/dns.ts';
 import type { Deps } from './services/deps.ts';
+import { createMetricsCache } from './services/monitoring/metrics-cache.ts';
 import { createTokenCache } from './services/token-cache.ts';
 import { createUrls } from './services/urls.ts';
 import { openStore } from './store/db.ts';
@@ -41,5 +42,6 @@ export async function createDeps(config: Config, opts: RuntimeOptions = {}): Pro
     urls: createUrls(config),
     dns: opts.dns ?? createDns(config.dnsServers),
     tokens: createTokenCache(store.notifier, config.tokenCacheTtlMs),
+    metrics: createMetricsCache(() => clock.now().getTime()),
   };
 }
