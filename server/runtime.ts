@@ -8,6 +8,7 @@ import { createDns, type Dns } from './lib/dns.ts';
 import type { Deps } from './services/deps.ts';
 import { createMetricsCache } from './services/monitoring/metrics-cache.ts';
 import { createTokenCache } from './services/token-cache.ts';
+import { createOidcKeys } from './services/trust/oidc-keys.ts';
 import { createUrls } from './services/urls.ts';
 import { openStore } from './store/db.ts';
 
@@ -43,5 +44,6 @@ export async function createDeps(config: Config, opts: RuntimeOptions = {}): Pro
     dns: opts.dns ?? createDns(config.dnsServers),
     tokens: createTokenCache(store.notifier, config.tokenCacheTtlMs),
     metrics: createMetricsCache(() => clock.now().getTime()),
+    oidcKeys: createOidcKeys(config.oidc),
   };
 }

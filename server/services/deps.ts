@@ -9,6 +9,7 @@ import type { Store } from '../store/db.ts';
 import type { Database } from '../store/schema.ts';
 import type { JobQueue } from '../jobs/queue.ts';
 import type { MetricsCache } from './monitoring/metrics-cache.ts';
+import type { OidcKeys } from './trust/oidc-keys.ts';
 import type { Urls } from './urls.ts';
 
 /** Everything a service needs from the outside world, injected. */
@@ -26,6 +27,8 @@ export interface Deps {
   tokens: TokenCache;
   /** Recent metrics answers, dropped when this process writes the rollups. */
   metrics: MetricsCache;
+  /** The signing keys of the OIDC issuer `config.oidc` names, fetched when needed. */
+  oidcKeys: OidcKeys;
 }
 
 /** Who is calling: resolved from the bearer token. */
