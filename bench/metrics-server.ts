@@ -35,7 +35,6 @@ import {
   type RollupDelta,
 } from '../server/services/monitoring/record-requests.ts';
 import { getMetrics } from '../server/services/monitoring/get-metrics.ts';
-import { rollupsChanged } from '../server/services/monitoring/metrics-cache.ts';
 import { createToken, findOrCreateUser } from '../server/services/users.ts';
 import { storeSite } from '../test/helpers/edge.ts';
 
@@ -171,7 +170,7 @@ for (let dayStart = end - DAYS * 1440 * MINUTE; dayStart < end; dayStart += 1440
       statusCounts,
     });
   }
-  await writeRollupDeltas(deps.db, deltas);
+  await writeRollupDeltas(deps, deltas);
   for (let i = 0; i < deltas.length; i += 200) {
     await deps.db
       .insertInto('legacy_request_rollups' as never)
@@ -258,7 +257,7 @@ const control = createServer((req, res) => {
   if (req.url === '/legacy') {
     void legacyMetrics(30 * 1440 * MINUTE).then((m) => res.end(JSON.stringify(m)));
   } else if (req.url === '/rollups') {
-    rollupsChanged(deps.db);
+    deps.metrics.rollupsChanged();
     void getMetrics(deps, actor, projectId, { period: '30d' }).then((m) => res.end(JSON.stringify(m)));
   } else {
     res.writeHead(404).end();

@@ -161,7 +161,7 @@ async function measure(n: number): Promise<Measured> {
           bytes: 100,
         })),
       );
-      await recordRequests(t.deps.db, served);
+      await recordRequests(t.deps, served);
     };
     await visit();
     await runMonitoringTick(deps);

@@ -10,7 +10,6 @@ import { createToken, findOrCreateUser } from './services/users.ts';
 import { setProjectStatus } from './services/projects.ts';
 import { setOrganizationPlan } from './services/organizations/set-plan.ts';
 import { Plan } from '../api/schemas/organizations.ts';
-import { connectRouting } from './services/routing-signal.ts';
 import { addCredits } from './payments/credits.ts';
 import { formatCents, MAX_TOPUP_CENTS, parseAmount } from './payments/money.ts';
 import pino from 'pino';
@@ -72,13 +71,8 @@ export async function main(argv: string[]): Promise<number> {
           // On PostgreSQL every edge hears of it at once and stops the project's apps (closing the
           // store waits for the notification to go out); on SQLite the serving process notices
           // within a second.
-          const disconnect = connectRouting(deps.store.notifier, { listen: false });
-          try {
-            await setProjectStatus(deps, target, action === 'suspend' ? 'suspended' : 'active');
-            process.stderr.write(`Project ${target} is ${action === 'suspend' ? 'suspended' : 'active'}.\n`);
-          } finally {
-            disconnect();
-          }
+          await setProjectStatus(deps, target, action === 'suspend' ? 'suspended' : 'active');
+          process.stderr.write(`Project ${target} is ${action === 'suspend' ? 'suspended' : 'active'}.\n`);
         });
         return 0;
       }

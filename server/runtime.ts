@@ -6,7 +6,9 @@ import { systemClock, type Clock } from './lib/clock.ts';
 import { createCipher, loadEncryptionKey } from './lib/secrets.ts';
 import { createDns, type Dns } from './lib/dns.ts';
 import type { Deps } from './services/deps.ts';
+import { createMetricsCache } from './services/monitoring/metrics-cache.ts';
 import { createTokenCache } from './services/token-cache.ts';
+import { createOidcKeys } from './services/trust/oidc-keys.ts';
 import { createUrls } from './services/urls.ts';
 import { openStore } from './store/db.ts';
 
@@ -41,5 +43,7 @@ export async function createDeps(config: Config, opts: RuntimeOptions = {}): Pro
     urls: createUrls(config),
     dns: opts.dns ?? createDns(config.dnsServers),
     tokens: createTokenCache(store.notifier, config.tokenCacheTtlMs),
+    metrics: createMetricsCache(() => clock.now().getTime()),
+    oidcKeys: createOidcKeys(config.oidc),
   };
 }

@@ -13,7 +13,6 @@ import { createServiceSandbox, type Sandbox } from './sandbox/index.ts';
 import type { Deps } from './services/deps.ts';
 import { listenError } from './lib/startup-error.ts';
 import { tokenCommand } from './token-command.ts';
-import { connectRouting } from './services/routing-signal.ts';
 import type { LookupAll } from './webhooks/ssrf.ts';
 
 export const ROLES = ['api', 'worker', 'edge', 'bot'] as const;
@@ -58,9 +57,6 @@ export interface Running {
 export async function serve(config: Config, roles: Role[], opts: ServeOptions = {}): Promise<Running> {
   const deps = await createDeps(config, opts);
   const stops: (() => Promise<void>)[] = [];
-  // Routing changes cross processes (LISTEN/NOTIFY on PostgreSQL); disconnected last, after the roles.
-  const disconnectRouting = connectRouting(deps.store.notifier);
-  stops.push(async () => disconnectRouting());
   const running: Running = {
     deps,
     async stop() {

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { copyFile, lstat, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
@@ -115,7 +116,21 @@ export function createArtifactStore(root: string, opts: { now?: () => Date } = {
   const blobsDir = join(root, 'blobs');
   const manifestsDir = join(root, 'manifests');
   const tmpDir = join(root, 'tmp');
-  const cache = new Map<string, ArtifactManifest>();
+  /** Manifests read, the least recently used out first; concurrent reads of one share the read. */
+  const cache = new LRUCache<string, ArtifactManifest>({
+    max: CACHE_SIZE,
+    // A missing manifest (undefined) is not remembered: it may be written later.
+    fetchMethod: async (id) => {
+      let text: string;
+      try {
+        text = await readFile(join(manifestsDir, `${id}.json`), 'utf8');
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+        throw err;
+      }
+      return ArtifactManifest.parse(JSON.parse(text));
+    },
+  });
 
   const blobPath = (hash: string) => {
     if (!HASH.test(hash)) throw new Error(`Not a sha256 hash: ${hash}`);
@@ -227,23 +242,7 @@ export function createArtifactStore(root: string, opts: { now?: () => Date } = {
     async readManifest(id) {
       // The id reaches a file path: only the exact shape is accepted, so `../` cannot.
       if (!ARTIFACT_ID.test(id)) return null;
-      const cached = cache.get(id);
-      if (cached) {
-        cache.delete(id);
-        cache.set(id, cached);
-        return cached;
-      }
-      let text: string;
-      try {
-        text = await readFile(join(manifestsDir, `${id}.json`), 'utf8');
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-        throw err;
-      }
-      const manifest = ArtifactManifest.parse(JSON.parse(text));
-      cache.set(id, manifest);
-      if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value!);
-      return manifest;
+      return (await cache.fetch(id)) ?? null;
     },
   };
 }

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { createSecureContext, type SecureContext } from 'node:tls';
 import type { Deps } from '../services/deps.ts';
 import { loadCertificateForHost } from './certificate-store.ts';
@@ -20,7 +21,8 @@ export interface SniCacheOptions {
 
 /**
  * TLS contexts by server name, loaded from the database on first use and cached: a handshake
- * must not cost a query and a key decryption. Concurrent handshakes for one name share a load.
+ * must not cost a query and a key decryption. Concurrent handshakes for one name share a load;
+ * past `maxEntries` the least recently used names go first.
  */
 export function createSniCache(
   deps: Pick<Deps, 'db' | 'cipher' | 'log'>,
@@ -28,42 +30,34 @@ export function createSniCache(
 ): SniCache {
   const ttlMs = opts.ttlMs ?? 5 * 60_000;
   const missTtlMs = opts.missTtlMs ?? 10_000;
-  const maxEntries = opts.maxEntries ?? 10_000;
   const now = opts.now ?? Date.now;
-  const cache = new Map<string, { at: number; value: Promise<SecureContext | null> }>();
-
-  const load = async (name: string): Promise<SecureContext | null> => {
-    const cert = await loadCertificateForHost(deps, name);
-    if (!cert) return null;
-    if (Date.parse(cert.notAfter) <= now()) {
-      deps.log.warn({ domain: name, notAfter: cert.notAfter }, 'serving an expired certificate');
-    }
-    return createSecureContext({ cert: cert.certPem, key: cert.keyPem });
-  };
-
-  const get = async (name: string): Promise<SecureContext | null> => {
-    const t = now();
-    const hit = cache.get(name);
-    if (hit) {
-      const ctx = await hit.value.catch(() => undefined);
-      // Still the entry looked at (not replaced meanwhile) and still fresh for what it holds.
-      if (ctx !== undefined && t - hit.at < (ctx ? ttlMs : missTtlMs)) return ctx;
-      if (cache.get(name) === hit) cache.delete(name);
-    }
-    const pending = cache.get(name);
-    if (pending) return pending.value;
-    const value = load(name);
-    cache.set(name, { at: t, value });
-    // A failed load (database down) is not remembered.
-    value.catch(() => {
-      if (cache.get(name)?.value === value) cache.delete(name);
-    });
-    if (cache.size > maxEntries) cache.delete(cache.keys().next().value!);
-    return value;
-  };
+  /** `false`: the name has no certificate (remembered for `missTtlMs`). */
+  const cache = new LRUCache<string, SecureContext | false>({
+    max: opts.maxEntries ?? 10_000,
+    ttl: ttlMs,
+    // Checked on every read: an injected clock moves in jumps.
+    ttlResolution: 0,
+    // lru-cache takes a start time of 0 for "no start": an injected clock may begin at 0.
+    perf: { now: () => now() + 1 },
+    fetchMethod: async (name, _stale, { options }) => {
+      const cert = await loadCertificateForHost(deps, name);
+      if (!cert) {
+        options.ttl = missTtlMs;
+        return false;
+      }
+      if (Date.parse(cert.notAfter) <= now()) {
+        deps.log.warn({ domain: name, notAfter: cert.notAfter }, 'serving an expired certificate');
+      }
+      return createSecureContext({ cert: cert.certPem, key: cert.keyPem });
+    },
+    // A load under way when its name was invalidated still answers its handshake, but is not kept.
+    // A failed load (database down) is not remembered either.
+    ignoreFetchAbort: true,
+  });
 
   return {
-    contextFor: (servername) => get(servername.trim().toLowerCase().replace(/\.$/, '')),
+    contextFor: async (servername) =>
+      (await cache.fetch(servername.trim().toLowerCase().replace(/\.$/, ''))) || null,
     invalidate(servername) {
       if (servername === undefined) cache.clear();
       else cache.delete(servername.toLowerCase());

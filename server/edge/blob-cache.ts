@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { readFile } from 'node:fs/promises';
 
 export interface BlobCache {
@@ -10,42 +11,26 @@ export interface BlobCache {
 }
 
 /**
- * Small files in memory, least recently used out first. Safe without invalidation because every
- * path it is given names content by its hash (a blob or its compressed copy), which never changes.
+ * Small files in memory, up to `maxBytes` in all, least recently used out first. Safe without
+ * invalidation because every path it is given names content by its hash (a blob or its
+ * compressed copy), which never changes. Concurrent reads of one file share one read.
  */
 export function createBlobCache(opts: { maxBytes?: number; maxEntryBytes?: number } = {}): BlobCache {
-  const maxBytes = opts.maxBytes ?? 64 * 1024 * 1024;
   const maxEntryBytes = opts.maxEntryBytes ?? 256 * 1024;
-  const entries = new Map<string, Buffer>();
-  let total = 0;
-
-  const peek = (path: string): Buffer | undefined => {
-    const hit = entries.get(path);
-    if (hit) {
-      // Re-insert, so the map's order is least recently used first.
-      entries.delete(path);
-      entries.set(path, hit);
-    }
-    return hit;
-  };
+  const entries = new LRUCache<string, Buffer>({
+    maxSize: opts.maxBytes ?? 64 * 1024 * 1024,
+    // Larger files are read, answered and not kept.
+    maxEntrySize: maxEntryBytes,
+    // An empty file still takes an entry.
+    sizeCalculation: (bytes) => Math.max(1, bytes.length),
+    fetchMethod: (path) => readFile(path),
+  });
 
   return {
     maxEntryBytes,
-    peek,
+    peek: (path) => entries.get(path),
     async read(path) {
-      const hit = peek(path);
-      if (hit) return hit;
-      const bytes = await readFile(path);
-      if (bytes.length <= maxEntryBytes && !entries.has(path)) {
-        entries.set(path, bytes);
-        total += bytes.length;
-        for (const [key, value] of entries) {
-          if (total <= maxBytes) break;
-          entries.delete(key);
-          total -= value.length;
-        }
-      }
-      return bytes;
+      return (await entries.fetch(path))!;
     },
   };
 }

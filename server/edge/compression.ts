@@ -5,6 +5,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { constants, createBrotliCompress, createGzip } from 'node:zlib';
+import { LRUCache } from 'lru-cache';
 import pLimit from 'p-limit';
 
 export type Encoding = 'br' | 'gzip';
@@ -73,9 +74,6 @@ export function createCompressedCache(root: string, opts: CompressionOptions = {
   const dir = join(root, 'compressed');
   const queue = pLimit(opts.concurrency ?? Math.min(4, Math.max(1, availableParallelism() - 1)));
   const maxQueued = opts.maxQueued ?? 1000;
-  const known = new Map<string, Promise<CompressedFile | null>>();
-  /** The settled entries of `known`. */
-  const settled = new Map<string, CompressedFile | null>();
   let dirReady: Promise<unknown> | null = null;
 
   const make = async (hash: string, source: string, size: number, encoding: Encoding) => {
@@ -107,36 +105,32 @@ export function createCompressedCache(root: string, opts: CompressionOptions = {
     return done.size < size ? { path, size: done.size } : null;
   };
 
+  type Job = { hash: string; source: string; size: number; encoding: Encoding };
+  /**
+   * What each copy came to, by `<hash>.<encoding>` (`file: null`: not smaller), the least recently
+   * used out first: a dropped one is found again on disk with one stat. Concurrent requests for
+   * one copy share its making; a failure (source gone, disk full) is not remembered.
+   */
+  const known = new LRUCache<string, { file: CompressedFile | null }, Job>({
+    max: 10_000,
+    fetchMethod: async (_key, _stale, { context: j }) => ({
+      file: await queue(() => make(j.hash, j.source, j.size, j.encoding)),
+    }),
+  });
+
   const cache: CompressedCache = {
-    get(hash, source, size, encoding) {
-      const key = `${hash}.${encoding}`;
-      let entry = known.get(key);
-      if (!entry) {
-        const made = queue(() => make(hash, source, size, encoding));
-        entry = made;
-        known.set(key, made);
-        made.then(
-          (file) => {
-            if (known.get(key) === made) settled.set(key, file);
-          },
-          () => known.delete(key),
-        );
-        // Bound the memo; dropped entries are found again on disk with one stat.
-        if (known.size > 10_000) {
-          const oldest = known.keys().next().value!;
-          known.delete(oldest);
-          settled.delete(oldest);
-        }
-      }
-      return entry;
+    async get(hash, source, size, encoding) {
+      const entry = await known.fetch(`${hash}.${encoding}`, { context: { hash, source, size, encoding } });
+      return entry!.file;
     },
     prepare(hash, source, size, encoding) {
+      // A copy being made is not counted by `has`, but `get` joins it rather than queue it again.
       if (known.has(`${hash}.${encoding}`) || queue.pendingCount >= maxQueued) return;
       // A failure (source gone, disk full) is forgotten: the file is sent as it is, and asked again.
       cache.get(hash, source, size, encoding).catch(() => {});
     },
     peek(hash, encoding) {
-      return settled.get(`${hash}.${encoding}`);
+      return known.get(`${hash}.${encoding}`)?.file;
     },
     stop() {
       queue.clearQueue();

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { charset, lookup } from 'mime-types';
 import db from 'mime-db';
 
@@ -18,7 +19,8 @@ const PREFERRED: Record<string, string> = {
 };
 
 const UNKNOWN: ContentType = { type: 'application/octet-stream', compressible: false };
-const cache = new Map<string, ContentType>();
+/** By extension; only the registry's (about 1,200) are kept, so the bound is never reached in practice. */
+const cache = new LRUCache<string, ContentType>({ max: 2_000 });
 
 /** Content type of a servable path such as `/assets/app.js`; unknown extensions are octet streams. */
 export function contentTypeOf(path: string): ContentType {
@@ -33,7 +35,6 @@ export function contentTypeOf(path: string): ContentType {
       type: text ? `${type}; charset=utf-8` : type,
       compressible: db[type]?.compressible ?? type.startsWith('text/'),
     };
-    // Bounded by the registry's extensions (about 1,200).
     cache.set(ext, known);
   }
   return known;

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { ArtifactReader } from './artifact-reader.ts';
 import { createMaterializer } from './materialize.ts';
 import type { Target } from './resolve-host.ts';
@@ -45,7 +46,13 @@ export function createRuntimeLauncher(opts: RuntimeLauncherOptions): RuntimeLaun
   const retryAfterMs = opts.retryAfterMs ?? 10_000;
   const materializer = createMaterializer(opts.artifacts, opts.runtimesDir);
   const lastUsed = new Map<string, number>();
-  const failures = new Map<string, { at: number; error: Error }>();
+  /** Starts that failed in the last `retryAfterMs`: their error answers until then. */
+  const failures = new LRUCache<string, Error>({
+    max: 10_000,
+    ttl: Math.max(1, retryAfterMs),
+    ttlResolution: 0,
+    perf: { now },
+  });
   /** Starts under way: concurrent first requests wait for the one start, not proxy to a port not yet open. */
   const starting = new Map<string, Promise<number>>();
   /**
@@ -104,7 +111,7 @@ export function createRuntimeLauncher(opts: RuntimeLauncherOptions): RuntimeLaun
         return running;
       }
       const failed = failures.get(id);
-      if (failed && now() - failed.at < retryAfterMs) throw failed.error;
+      if (failed) throw failed;
       const launchId = Symbol(id);
       apps.set(id, { projectId: target.projectId, launch: launchId });
       const start = launch(target, launchId).then(
@@ -118,7 +125,7 @@ export function createRuntimeLauncher(opts: RuntimeLauncherOptions): RuntimeLaun
           // next request must start the app, not be refused for ten seconds.
           if (apps.get(id)?.launch === launchId) {
             apps.delete(id);
-            failures.set(id, { at: now(), error: err instanceof Error ? err : new Error(String(err)) });
+            if (retryAfterMs > 0) failures.set(id, err instanceof Error ? err : new Error(String(err)));
           }
           throw err;
         },

@@ -3,7 +3,6 @@ import { sql } from 'kysely';
 import { ApiError } from '../../api/errors.ts';
 import type { Actor, Deps } from '../services/deps.ts';
 import type { CachedToken } from '../services/token-cache.ts';
-import { perDb } from '../store/per-db.ts';
 import { prepared } from '../store/prepared.ts';
 
 export const TOKEN_PREFIX = 'slw_';
@@ -19,43 +18,41 @@ export interface Authenticated {
 
 const PLAN_RANK = sql<number>`case o.plan when 'enterprise' then 3 when 'pro' then 2 else 1 end`;
 
-/** Runs on every request: built once (see server/store/prepared.ts). */
-const tokenLookup = perDb((db) =>
-  prepared<
-    [string],
-    {
-      tokenId: string;
-      userId: string;
-      email: string;
-      lastUsedAt: string | null;
-      rank: number | null;
-      projectId: string | null;
-      scopeRole: 'viewer' | 'developer' | null;
-      expiresAt: string | null;
-    }
-  >(db, 1, (d, tokenHash) =>
-    d
-      .selectFrom('tokens as t')
-      .innerJoin('users as u', 'u.id', 't.user_id')
-      .select([
-        't.id as tokenId',
-        'u.id as userId',
-        'u.email as email',
-        't.last_used_at as lastUsedAt',
-        't.project_id as projectId',
-        't.scope_role as scopeRole',
-        't.expires_at as expiresAt',
-        (eb) =>
-          eb
-            .selectFrom('memberships as m')
-            .innerJoin('organizations as o', 'o.id', 'm.organization_id')
-            .select(sql<number>`max(${PLAN_RANK})`.as('rank'))
-            .whereRef('m.user_id', '=', 'u.id')
-            .as('rank'),
-      ])
-      .where('t.token_hash', '=', tokenHash)
-      .where('t.revoked_at', 'is', null),
-  ),
+/** Runs on every request: built once per store (see server/store/prepared.ts). */
+const tokenLookup = prepared<
+  [string],
+  {
+    tokenId: string;
+    userId: string;
+    email: string;
+    lastUsedAt: string | null;
+    rank: number | null;
+    projectId: string | null;
+    scopeRole: 'viewer' | 'developer' | null;
+    expiresAt: string | null;
+  }
+>(1, (d, tokenHash) =>
+  d
+    .selectFrom('tokens as t')
+    .innerJoin('users as u', 'u.id', 't.user_id')
+    .select([
+      't.id as tokenId',
+      'u.id as userId',
+      'u.email as email',
+      't.last_used_at as lastUsedAt',
+      't.project_id as projectId',
+      't.scope_role as scopeRole',
+      't.expires_at as expiresAt',
+      (eb) =>
+        eb
+          .selectFrom('memberships as m')
+          .innerJoin('organizations as o', 'o.id', 'm.organization_id')
+          .select(sql<number>`max(${PLAN_RANK})`.as('rank'))
+          .whereRef('m.user_id', '=', 'u.id')
+          .as('rank'),
+    ])
+    .where('t.token_hash', '=', tokenHash)
+    .where('t.revoked_at', 'is', null),
 );
 
 /** Resolves `Authorization: Bearer slw_...`; anything else is UNAUTHORIZED. */
@@ -70,7 +67,7 @@ export async function authenticate(deps: Deps, header: string | undefined): Prom
   const tokenHash = hashToken(match[1]!);
   let token = deps.tokens.get(tokenHash);
   if (!token) {
-    const [row] = await tokenLookup(deps.db)(tokenHash);
+    const [row] = await deps.store.run(tokenLookup, tokenHash);
     if (!row) throw new ApiError('UNAUTHORIZED', 'Unknown or revoked API token');
     token = { ...row, rank: Number(row.rank ?? 1) };
     deps.tokens.set(tokenHash, token);

@@ -1,6 +1,5 @@
 import { sql } from 'kysely';
 import type { Deps } from '../services/deps.ts';
-import { perDb } from '../store/per-db.ts';
 import { prepared } from '../store/prepared.ts';
 
 export interface RateLimitState {
@@ -13,24 +12,21 @@ export interface RateLimitState {
 
 const WINDOW_SECONDS = 3600;
 
-/** Runs on every request: built once (see server/store/prepared.ts). */
-const increment = perDb((db) =>
-  prepared<[string, number, number], { count: number }>(
-    db,
-    3,
-    (d, userId, windowStart, limit) =>
-      d
-        .insertInto('rate_limits')
-        .values({ user_id: userId, window_start: windowStart as unknown as number, count: 1 })
-        .onConflict((oc) =>
-          oc
-            .columns(['user_id', 'window_start'])
-            .doUpdateSet({ count: sql`rate_limits.count + 1` })
-            .where('rate_limits.count', '<', limit as unknown as number),
-        )
-        .returning('count'),
-    { frequentWrite: true },
-  ),
+/** Runs on every request: built once per store (see server/store/prepared.ts). */
+const increment = prepared<[string, number, number], { count: number }>(
+  3,
+  (d, userId, windowStart, limit) =>
+    d
+      .insertInto('rate_limits')
+      .values({ user_id: userId, window_start: windowStart as unknown as number, count: 1 })
+      .onConflict((oc) =>
+        oc
+          .columns(['user_id', 'window_start'])
+          .doUpdateSet({ count: sql`rate_limits.count + 1` })
+          .where('rate_limits.count', '<', limit as unknown as number),
+      )
+      .returning('count'),
+  { frequentWrite: true },
 );
 
 /**
@@ -43,7 +39,7 @@ export async function consumeRateLimit(deps: Deps, userId: string, limit: number
   const nowSec = Math.floor(deps.clock.now().getTime() / 1000);
   const windowStart = nowSec - (nowSec % WINDOW_SECONDS);
   const reset = windowStart + WINDOW_SECONDS;
-  const [row] = await increment(deps.db)(userId, windowStart, limit);
+  const [row] = await deps.store.run(increment, userId, windowStart, limit);
   if (!row) return { allowed: false, limit, remaining: 0, reset };
   return { allowed: true, limit, remaining: Math.max(0, limit - Number(row.count)), reset };
 }

@@ -13,7 +13,7 @@ import { pruneFinishedJobs } from '../jobs/prune-jobs.ts';
 /** The periodic monitoring run: probes, alert rules, pruning (expired domain claims, unused uploads, dashboard sessions and finished jobs too). */
 export const MONITORING_TICK_JOB = 'monitoring.tick';
 
-type TickDeps = Pick<Deps, 'db' | 'clock' | 'config' | 'urls' | 'log' | 'cipher'>;
+type TickDeps = Pick<Deps, 'db' | 'clock' | 'config' | 'urls' | 'log' | 'cipher' | 'metrics'>;
 
 /**
  * One monitoring run. Every step runs even when an earlier one failed (a database hiccup while

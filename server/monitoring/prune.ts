@@ -1,6 +1,5 @@
 import { sql } from 'kysely';
 import type { Deps } from '../services/deps.ts';
-import { rollupsChanged } from '../services/monitoring/metrics-cache.ts';
 
 const HOUR = 3_600_000;
 /** Health probes are kept 48 hours: `/health` reads 24, the rest is slack for investigations. */
@@ -60,7 +59,7 @@ export interface Pruned {
  * (the edge sums them per minute in memory), so the oldest raw data are the health probes.
  */
 export async function pruneMonitoringData(
-  deps: Pick<Deps, 'db' | 'clock' | 'config'>,
+  deps: Pick<Deps, 'db' | 'clock' | 'config' | 'metrics'>,
   periodicKinds: readonly string[] = [],
 ): Promise<Pruned> {
   const now = deps.clock.now().getTime();
@@ -100,7 +99,7 @@ export async function pruneMonitoringData(
           );
     runtimeSamples += samples;
   }
-  rollupsChanged(deps.db);
+  deps.metrics.rollupsChanged();
   let periodicRuns = 0;
   if (periodicKinds.length > 0) {
     const res = await deps.db

@@ -35,11 +35,11 @@ const MAX_PENDING = 100_000;
  * for the next try.
  */
 export function createRequestRecorder(
-  deps: Pick<Deps, 'db' | 'clock' | 'log'>,
+  deps: Pick<Deps, 'db' | 'metrics' | 'clock' | 'log'>,
   opts: RequestRecorderOptions = {},
 ): RequestRecorder {
   const intervalMs = opts.intervalMs ?? 1000;
-  const write = opts.write ?? ((deltas) => writeRollupDeltas(deps.db, deltas));
+  const write = opts.write ?? ((deltas) => writeRollupDeltas(deps, deltas));
   /** Counters by project, then by minute (ms since the epoch). */
   let pending = new Map<string, Map<number, RollupDelta>>();
   let size = 0;

@@ -32,7 +32,7 @@ interface Baseline {
  * them, so an app's first sample after a (re)start only sets the baseline.
  */
 export function startRuntimeSampler(
-  deps: Pick<Deps, 'db' | 'clock' | 'log'>,
+  deps: Pick<Deps, 'db' | 'metrics' | 'clock' | 'log'>,
   inner: RuntimeSupervisor,
   opts: RuntimeSamplerOptions,
 ): RuntimeSampler {
@@ -114,7 +114,7 @@ export function startRuntimeSampler(
         ramBytes: u.rssBytes,
       });
     }
-    await recordRuntimeSamples(deps.db, batch);
+    await recordRuntimeSamples(deps, batch);
   }
 
   const sample = () => {

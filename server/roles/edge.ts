@@ -85,7 +85,7 @@ export async function startEdge(deps: Deps, sandbox: Sandbox, opts: EdgeOptions 
     onError: (err) => deps.log.warn({ err }, 'could not check the projects of running server apps'),
   });
   // Resolver first: from here on, requests for the project get its suspended or unknown page.
-  const unsubscribe = onRoutingChange((projectId) => {
+  const unsubscribe = onRoutingChange(deps, (projectId) => {
     resolver.invalidate(projectId);
     void stopper.check();
   });

@@ -3,12 +3,12 @@ import type { Role } from '../../api/schemas/organizations.ts';
 import type { Actor, Deps } from './deps.ts';
 import type { ProjectsTable } from '../store/schema.ts';
 import type { Selectable } from 'kysely';
-import { perDb } from '../store/per-db.ts';
 import { prepared } from '../store/prepared.ts';
 
-/** Runs on nearly every request: built once (see server/store/prepared.ts). */
-const projectWithRole = perDb((db) =>
-  prepared<[string, string], ProjectRow & { member_role: Role | null }>(db, 2, (d, userId, projectId) =>
+/** Runs on nearly every request: built once per store (see server/store/prepared.ts). */
+const projectWithRole = prepared<[string, string], ProjectRow & { member_role: Role | null }>(
+  2,
+  (d, userId, projectId) =>
     d
       .selectFrom('projects as p')
       .leftJoin('memberships as m', (join) =>
@@ -18,7 +18,6 @@ const projectWithRole = perDb((db) =>
       .select('m.role as member_role')
       .where('p.id', '=', projectId)
       .where('p.deleted_at', 'is', null),
-  ),
 );
 
 const RANK: Record<Role, number> = { viewer: 0, developer: 1, admin: 2, owner: 3 };
@@ -72,7 +71,7 @@ export async function requireProject(
   min: Role = 'viewer',
 ): Promise<{ project: ProjectRow; role: Role }> {
   // One query for the project and the caller's role: this runs on nearly every request.
-  const [row] = await projectWithRole(deps.db)(actor.userId, projectId);
+  const [row] = await deps.store.run(projectWithRole, actor.userId, projectId);
   if (!row || !row.member_role) throw ApiError.notFound(`Project ${projectId}`);
   const { member_role: role, ...project } = row;
   if (!roleAtLeast(role, min)) {

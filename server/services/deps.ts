@@ -8,6 +8,8 @@ import type { Dns } from '../lib/dns.ts';
 import type { Store } from '../store/db.ts';
 import type { Database } from '../store/schema.ts';
 import type { JobQueue } from '../jobs/queue.ts';
+import type { MetricsCache } from './monitoring/metrics-cache.ts';
+import type { OidcKeys } from './trust/oidc-keys.ts';
 import type { Urls } from './urls.ts';
 
 /** Everything a service needs from the outside world, injected. */
@@ -23,6 +25,10 @@ export interface Deps {
   dns: Dns;
   /** Recent token lookups, dropped on revocation. */
   tokens: TokenCache;
+  /** Recent metrics answers, dropped when this process writes the rollups. */
+  metrics: MetricsCache;
+  /** The signing keys of the OIDC issuer `config.oidc` names, fetched when needed. */
+  oidcKeys: OidcKeys;
 }
 
 /** Who is calling: resolved from the bearer token. */

@@ -258,7 +258,7 @@ export async function updateProject(
     throw err;
   }
   // A new name moves the production host; the framework decides how older builds are served.
-  if (body.name !== undefined || body.framework !== undefined) signalRoutingChange(project.id);
+  if (body.name !== undefined || body.framework !== undefined) signalRoutingChange(deps, project.id);
   return getProject(deps, actor, projectId);
 }
 
@@ -274,7 +274,7 @@ export async function deleteProject(deps: Deps, actor: Actor, projectId: string)
       .execute();
     await tx.deleteFrom('domains').where('project_id', '=', project.id).execute();
   });
-  signalRoutingChange(project.id);
+  signalRoutingChange(deps, project.id);
 }
 
 /** Suspend or resume (CLI). */
@@ -292,5 +292,5 @@ export async function setProjectStatus(
     .execute();
   if (rows.length === 0) throw ApiError.notFound(`Project ${projectId}`);
   // A name may be the same in several organizations: each of them changed.
-  for (const row of rows) signalRoutingChange(row.id);
+  for (const row of rows) signalRoutingChange(deps, row.id);
 }

@@ -8,7 +8,7 @@ import type { Cipher } from '../lib/secrets.ts';
 import { dialectHelpers, type DialectHelpers } from './dialect.ts';
 import { allMigrations } from './migrations/index.ts';
 import { createLocalNotifier, createPostgresNotifier, type Notifier } from './notify.ts';
-import { registerAsyncCommitRunner, registerDirectRunner } from './prepared.ts';
+import { createPreparedRunner, type RunPrepared, type StatementRunners } from './prepared.ts';
 import type { Database } from './schema.ts';
 
 export interface Store {
@@ -16,6 +16,11 @@ export interface Store {
   dialect: DialectHelpers;
   /** Wake-ups between processes (LISTEN/NOTIFY on PostgreSQL, in-process on SQLite). */
   notifier: Notifier;
+  /**
+   * Runs a statement declared with `prepared` (server/store/prepared.ts): compiled on its first
+   * run on this store and kept, then run with new parameters.
+   */
+  run: RunPrepared;
   /** Runs pending migrations; safe to call on every start. `cipher` encrypts what data migrations seal. */
   migrate(cipher: Cipher): Promise<string[]>;
   /** True when the database answers. */
@@ -41,17 +46,16 @@ export function openStore(opts: StoreOptions): Store {
     // waiting for the disk: every request of one token updates one row, and waiting for each
     // commit's flush while holding that row's lock would serialize them (see server/store/prepared.ts).
     const asyncPool = openPool(opts.databaseUrl, 2, '-c synchronous_commit=off');
-    registerAsyncCommitRunner(
-      db,
-      async (text, params) =>
-        (await asyncPool.query<Record<string, unknown>>(text, params as unknown[])).rows,
-    );
     const notifier = createPostgresNotifier({
       connectionString: opts.databaseUrl,
       db,
       ...(opts.onError ? { onError: opts.onError } : {}),
     });
-    return makeStore(db, dialectHelpers('postgres'), notifier, () => asyncPool.end());
+    const runners: StatementRunners = {
+      asyncCommit: async (text, params) =>
+        (await asyncPool.query<Record<string, unknown>>(text, params as unknown[])).rows,
+    };
+    return makeStore(db, dialectHelpers('postgres'), notifier, runners, () => asyncPool.end());
   }
   mkdirSync(opts.dataDir, { recursive: true });
   const file = join(opts.dataDir, 'slipway.db');
@@ -75,11 +79,13 @@ export function openStore(opts: StoreOptions): Store {
   const runMany = sqlite.transaction((text: string, lists: readonly (readonly unknown[])[]) =>
     lists.map(runOn(text)),
   );
-  registerDirectRunner(db, {
-    run: (text, params) => (sqlite.inTransaction ? undefined : runOn(text)(params)),
-    runMany: (text, lists) => (sqlite.inTransaction ? undefined : runMany(text, lists)),
-  });
-  return makeStore(db, dialectHelpers('sqlite'), createLocalNotifier());
+  const runners: StatementRunners = {
+    direct: {
+      run: (text, params) => (sqlite.inTransaction ? undefined : runOn(text)(params)),
+      runMany: (text, lists) => (sqlite.inTransaction ? undefined : runMany(text, lists)),
+    },
+  };
+  return makeStore(db, dialectHelpers('sqlite'), createLocalNotifier(), runners);
 }
 
 /**
@@ -123,12 +129,14 @@ function makeStore(
   db: Kysely<Database>,
   dialect: DialectHelpers,
   notifier: Notifier,
+  runners: StatementRunners,
   closeMore: () => Promise<void> = async () => undefined,
 ): Store {
   return {
     db,
     dialect,
     notifier,
+    run: createPreparedRunner(db, runners),
     async migrate(cipher) {
       const provider: MigrationProvider = { getMigrations: async () => allMigrations(dialect, cipher) };
       const migrator = new Migrator({ db, provider });

@@ -5,8 +5,15 @@ import type { Database } from './schema.ts';
 
 /** Job wake-ups: the payload is the job kind. */
 export const JOBS_CHANNEL = 'slipway_jobs';
-/** "What a project's hosts serve may have changed": the payload is the project id; every edge drops its cached routes. */
-export const ROUTING_CHANNEL = 'slipway_routing';
+
+export interface PublishOptions {
+  /**
+   * This process's listeners hear it before `publish` returns. On PostgreSQL they otherwise hear
+   * it when the database echoes it back, a few milliseconds later; with this the echo is
+   * skipped, so they still hear it once.
+   */
+  localNow?: boolean;
+}
 
 /**
  * Wake-ups between processes. On PostgreSQL they travel by LISTEN/NOTIFY, so every process on the
@@ -16,8 +23,11 @@ export const ROUTING_CHANNEL = 'slipway_routing';
 export interface Notifier {
   /** True when other processes hear what this one publishes (PostgreSQL). */
   crossProcess: boolean;
-  /** Sends after the caller's transaction committed; never throws. close() waits for what is under way. */
-  publish(channel: string, payload: string): void;
+  /**
+   * Sends after the caller's transaction committed; never throws. close() waits for what is under
+   * way. This process's listeners hear it too: at once on SQLite, through the database on PostgreSQL.
+   */
+  publish(channel: string, payload: string, opts?: PublishOptions): void;
   /**
    * `payload` is null when notifications may have been missed (the listening connection was
    * re-established): the listener should re-check whatever it caches.
@@ -65,6 +75,23 @@ export function createPostgresNotifier(opts: PostgresNotifierOptions): Notifier 
   const retryMs = opts.retryMs ?? 100;
   const maxRetryMs = opts.maxRetryMs ?? 5000;
   const channels = new Set<string>();
+  /** The channels whose LISTEN is in effect on the current connection: what echoes come back. */
+  let listening = new Set<string>();
+  /**
+   * Echoes still to come of what this process published with `localNow` (its listeners heard it
+   * already), counted by channel and payload. Another process's identical notification may be
+   * skipped instead of the echo: the echo is then delivered in its place, later, so nothing is
+   * heard earlier than it was sent.
+   */
+  const echoes = new Map<string, number>();
+  const echoKey = (channel: string, payload: string) => `${channel}\u0000${payload}`;
+  const takeEcho = (key: string) => {
+    const n = echoes.get(key);
+    if (n === undefined) return false;
+    if (n === 1) echoes.delete(key);
+    else echoes.set(key, n - 1);
+    return true;
+  };
   let client: pg.Client | null = null;
   let connecting: Promise<void> | null = null;
   let closed = false;
@@ -92,7 +119,12 @@ export function createPostgresNotifier(opts: PostgresNotifierOptions): Notifier 
       const drop = (err?: unknown) => {
         if (dropped) return;
         dropped = true;
-        if (client === c) client = null;
+        if (client === c) {
+          client = null;
+          // Nothing more comes on this connection; the reconnect tells listeners to re-check.
+          listening = new Set();
+          echoes.clear();
+        }
         if (err) onError(err, 'notification connection lost');
         void c.end().catch(() => undefined);
         scheduleReconnect();
@@ -100,7 +132,9 @@ export function createPostgresNotifier(opts: PostgresNotifierOptions): Notifier 
       c.on('error', drop);
       c.on('end', () => drop());
       c.on('notification', (msg) => {
-        if (channels.has(msg.channel)) local.emit(msg.channel, msg.payload ?? '');
+        if (!channels.has(msg.channel)) return;
+        const payload = msg.payload ?? '';
+        if (!takeEcho(echoKey(msg.channel, payload))) local.emit(msg.channel, payload);
       });
       try {
         await c.connect();
@@ -110,6 +144,7 @@ export function createPostgresNotifier(opts: PostgresNotifierOptions): Notifier 
           return;
         }
         client = c;
+        listening = new Set(channels);
         delay = retryMs;
         // Anything sent while we were away is lost: tell the listeners to re-check.
         if (everConnected) for (const ch of channels) local.emit(ch, null);
@@ -125,11 +160,23 @@ export function createPostgresNotifier(opts: PostgresNotifierOptions): Notifier 
 
   return {
     crossProcess: true,
-    publish(channel, payload) {
+    publish(channel, payload, publishOpts) {
       if (closed) return;
+      let echo: string | undefined;
+      if (publishOpts?.localNow) {
+        local.emit(channel, payload);
+        // Only a channel listened to now echoes back.
+        if (client && listening.has(channel)) {
+          echo = echoKey(channel, payload);
+          echoes.set(echo, (echoes.get(echo) ?? 0) + 1);
+        }
+      }
       const sent = sql`select pg_notify(${channel}, ${payload})`
         .execute(opts.db)
-        .catch((err: unknown) => onError(err, 'notify failed'))
+        .catch((err: unknown) => {
+          onError(err, 'notify failed');
+          if (echo) takeEcho(echo);
+        })
         .finally(() => sending.delete(sent));
       sending.add(sent);
     },
@@ -137,10 +184,14 @@ export function createPostgresNotifier(opts: PostgresNotifierOptions): Notifier 
       local.on(channel, listener);
       if (!channels.has(channel)) {
         channels.add(channel);
-        if (client) {
-          client
-            .query(`LISTEN ${quoteIdent(channel)}`)
-            .catch((err: unknown) => onError(err, 'listen failed'));
+        const c = client;
+        if (c) {
+          c.query(`LISTEN ${quoteIdent(channel)}`).then(
+            () => {
+              if (client === c) listening.add(channel);
+            },
+            (err: unknown) => onError(err, 'listen failed'),
+          );
         } else if (!connecting && !timer) {
           void connect();
         }

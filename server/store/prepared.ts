@@ -19,19 +19,6 @@ export interface DirectRunner {
  */
 export type AsyncCommitRunner = (sql: string, params: readonly unknown[]) => Promise<unknown[]>;
 
-const directRunners = new WeakMap<Kysely<Database>, DirectRunner>();
-const asyncCommitRunners = new WeakMap<Kysely<Database>, AsyncCommitRunner>();
-
-/** The store registers one for an embedded database (server/store/db.ts). */
-export function registerDirectRunner(db: Kysely<Database>, runner: DirectRunner): void {
-  directRunners.set(db, runner);
-}
-
-/** The store registers one for PostgreSQL (server/store/db.ts). */
-export function registerAsyncCommitRunner(db: Kysely<Database>, runner: AsyncCommitRunner): void {
-  asyncCommitRunners.set(db, runner);
-}
-
 export interface PreparedOptions {
   /**
    * A small write every request makes (the rate-limit count), whose commit costs more than the
@@ -42,27 +29,75 @@ export interface PreparedOptions {
   frequentWrite?: boolean;
 }
 
+/** A statement declared once (see `prepared`); `P` its parameters, `R` a row. */
+export interface PreparedStatement<P extends readonly unknown[], R> {
+  readonly arity: P['length'];
+  readonly build: (db: Kysely<Database>, ...placeholders: string[]) => Compilable<R>;
+  readonly options: PreparedOptions;
+  /** Carries `P` for the type checker only. */
+  readonly params?: P;
+}
+
 /**
- * A query built once with Kysely and run many times with new parameters, skipping the query
- * builder and compiler on every call: for the few queries every request runs (token lookup,
- * rate limit, project access). `build` receives placeholder values, one per parameter, and must
- * use each exactly where the real value goes; the SQL text is the dialect's own.
+ * Declares a query to build once with Kysely and run many times with new parameters, skipping
+ * the query builder and compiler on every call: for the few queries every request runs (token
+ * lookup, rate limit, project access). Declare it at module level and run it with
+ * `store.run(statement, ...params)`: each store compiles it on first use and keeps it, so the
+ * set a store keeps is the set of declarations. `build` receives placeholder values, one per
+ * parameter, and must use each exactly where the real value goes; the SQL text is the dialect's
+ * own.
  *
  * On the embedded database the statement also skips Kysely's driver (its connection lock and
  * promise hops cost more than the statement): better-sqlite3 runs it synchronously, which is
  * safe whenever no transaction is open on the connection.
  */
 export function prepared<P extends readonly unknown[], R>(
-  db: Kysely<Database>,
   arity: P['length'],
   build: (db: Kysely<Database>, ...placeholders: string[]) => Compilable<R>,
-  opts: PreparedOptions = {},
-): (...params: P) => Promise<R[]> {
+  options: PreparedOptions = {},
+): PreparedStatement<P, R> {
+  return { arity, build, options };
+}
+
+/** How a store runs prepared statements beside Kysely (server/store/db.ts makes them). */
+export interface StatementRunners {
+  /** The embedded database's synchronous path. */
+  direct?: DirectRunner;
+  /** PostgreSQL's connections for frequent writes. */
+  asyncCommit?: AsyncCommitRunner;
+}
+
+export type RunPrepared = <P extends readonly unknown[], R>(
+  statement: PreparedStatement<P, R>,
+  ...params: P
+) => Promise<R[]>;
+
+type Runner = (params: readonly unknown[]) => Promise<unknown[]>;
+
+/** The store's `run`: compiles each statement on its first call and keeps it for this database. */
+export function createPreparedRunner(db: Kysely<Database>, runners: StatementRunners): RunPrepared {
+  // Keyed by declaration: module-level constants, so this holds one entry per declaration.
+  const compiled = new Map<object, Runner>();
+  return <P extends readonly unknown[], R>(statement: PreparedStatement<P, R>, ...params: P) => {
+    let run = compiled.get(statement);
+    if (!run) {
+      run = compile(db, statement, runners);
+      compiled.set(statement, run);
+    }
+    return run(params) as Promise<R[]>;
+  };
+}
+
+function compile(
+  db: Kysely<Database>,
+  statement: PreparedStatement<readonly unknown[], unknown>,
+  { direct, asyncCommit }: StatementRunners,
+): Runner {
+  const { arity, build, options } = statement;
   let compiled: { sql: string; positions: number[]; constants: unknown[] } | undefined;
   const placeholders = Array.from({ length: arity }, (_, i) => `\u0000slipway-param-${i}\u0000`);
-  const direct = directRunners.get(db);
 
-  const compile = (params: P) => {
+  const bind = (params: readonly unknown[]) => {
     if (!compiled) {
       const q = build(db, ...placeholders).compile();
       compiled = {
@@ -75,45 +110,48 @@ export function prepared<P extends readonly unknown[], R>(
     return { sql, values: positions.map((pos, i) => (pos === -1 ? constants[i] : params[pos])) };
   };
 
-  const runOne = async (params: P): Promise<R[]> => {
-    const { sql, values } = compile(params);
+  const runOne: Runner = async (params) => {
+    const { sql, values } = bind(params);
     const rows = direct?.run(sql, values);
-    if (rows) return rows as R[];
-    const result = await db.executeQuery<R>(CompiledQuery.raw(sql, values));
+    if (rows) return rows;
+    const result = await db.executeQuery(CompiledQuery.raw(sql, values));
     return result.rows;
   };
-  if (!opts.frequentWrite) return (...params) => runOne(params);
-  const asyncCommit = asyncCommitRunners.get(db);
+  if (!options.frequentWrite) return runOne;
   if (asyncCommit) {
-    return async (...params) => {
-      const { sql, values } = compile(params);
-      return (await asyncCommit(sql, values)) as R[];
+    return async (params) => {
+      const { sql, values } = bind(params);
+      return asyncCommit(sql, values);
     };
   }
-  if (!direct) return (...params) => runOne(params);
+  if (!direct) return runOne;
 
-  let pending: { params: P; resolve: (rows: R[]) => void; reject: (err: unknown) => void }[] = [];
+  let pending: {
+    params: readonly unknown[];
+    resolve: (rows: unknown[]) => void;
+    reject: (err: unknown) => void;
+  }[] = [];
   const flush = () => {
     const calls = pending;
     pending = [];
     let results: unknown[][] | undefined;
     try {
-      const { sql } = compile(calls[0]!.params);
+      const { sql } = bind(calls[0]!.params);
       results = direct.runMany(
         sql,
-        calls.map((c) => compile(c.params).values),
+        calls.map((c) => bind(c.params).values),
       );
     } catch {
       // One failing statement rolls the group back: run each alone, so only it fails.
       results = undefined;
     }
     calls.forEach((c, i) => {
-      if (results) c.resolve(results[i] as R[]);
+      if (results) c.resolve(results[i]!);
       else runOne(c.params).then(c.resolve, c.reject);
     });
   };
-  return (...params) =>
-    new Promise<R[]>((resolve, reject) => {
+  return (params) =>
+    new Promise<unknown[]>((resolve, reject) => {
       pending.push({ params, resolve, reject });
       // After the I/O of this turn: every request that arrived in it joins the group.
       if (pending.length === 1) setImmediate(flush);

@@ -81,7 +81,7 @@ describe('monitoring rules, probes and pruning', () => {
     it('opens over the last 5 minutes of rollups, counting 5xx only, and resolves when the rate falls', async () => {
       const p = await insertProject(t, alice.orgId);
       // 40 requests, 3 of them 5xx (7.5%) and 10 of them 404 (not server errors).
-      await recordRequests(t.deps.db, [
+      await recordRequests(t.deps, [
         ...traffic(p.id, 27, 200, new Date(Date.parse(NOW) - 2 * MIN)),
         ...traffic(p.id, 10, 404, new Date(Date.parse(NOW) - 2 * MIN)),
         ...traffic(p.id, 2, 500, new Date(Date.parse(NOW) - MIN)),
@@ -112,7 +112,7 @@ describe('monitoring rules, probes and pruning', () => {
 
       // Three minutes on, 100 good requests dilute the errors to 3 of 140 (2.1%).
       clock.advance(3 * MIN);
-      await recordRequests(t.deps.db, traffic(p.id, 100, 200));
+      await recordRequests(t.deps, traffic(p.id, 100, 200));
       await evaluateErrorRates(t.deps);
       const [resolved] = await activeAlerts(p.id, 'high_error_rate');
       expect(resolved).toMatchObject({
@@ -124,12 +124,12 @@ describe('monitoring rules, probes and pruning', () => {
 
     it('resolves when traffic stops, and opens a new alert when errors come back', async () => {
       const p = await insertProject(t, alice.orgId);
-      await recordRequests(t.deps.db, traffic(p.id, 20, 502));
+      await recordRequests(t.deps, traffic(p.id, 20, 502));
       await evaluateErrorRates(t.deps);
       clock.advance(10 * MIN);
       await evaluateErrorRates(t.deps);
       clock.advance(MIN);
-      await recordRequests(t.deps.db, traffic(p.id, 25, 500));
+      await recordRequests(t.deps, traffic(p.id, 25, 500));
       await evaluateErrorRates(t.deps);
       const rows = await activeAlerts(p.id, 'high_error_rate');
       expect(rows.map((r) => r.status).sort()).toEqual(['active', 'resolved']);
@@ -290,11 +290,11 @@ describe('monitoring rules, probes and pruning', () => {
           })
           .execute();
       }
-      await recordRequests(t.deps.db, [
+      await recordRequests(t.deps, [
         ...traffic(p.id, 1, 200, ago(31 * 24 * HOUR)),
         ...traffic(p.id, 1, 200, ago(29 * 24 * HOUR)),
       ]);
-      await recordRuntimeSamples(t.deps.db, [
+      await recordRuntimeSamples(t.deps, [
         { projectId: p.id, deploymentId: 'dpl_x', at: ago(31 * 24 * HOUR), cpuPercent: 1, ramBytes: 1 },
         { projectId: p.id, deploymentId: 'dpl_x', at: ago(29 * 24 * HOUR), cpuPercent: 1, ramBytes: 1 },
       ]);

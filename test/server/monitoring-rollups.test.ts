@@ -174,12 +174,11 @@ describe('metrics from minute, hour and day rollups', () => {
         });
       }
     }
-    for (let i = 0; i < requests.length; i += 100)
-      await recordRequests(t.deps.db, requests.slice(i, i + 100));
-    await recordRuntimeSamples(t.deps.db, samples);
+    for (let i = 0; i < requests.length; i += 100) await recordRequests(t.deps, requests.slice(i, i + 100));
+    await recordRuntimeSamples(t.deps, samples);
     // Another project's traffic in the same minutes must not count.
     await recordRequests(
-      t.deps.db,
+      t.deps,
       requests.slice(0, 200).map((r) => ({ ...r, projectId: other })),
     );
   });
@@ -283,11 +282,11 @@ describe('retention', () => {
     const p = await insertProject(t, alice.orgId);
     const ages = [2 * HOUR, 4 * HOUR, 31 * DAY, 33 * DAY, 39 * DAY, 41 * DAY];
     await recordRequests(
-      t.deps.db,
+      t.deps,
       ages.map((age) => ({ projectId: p.id, at: new Date(NOW - age), status: 503, durationMs: 5, bytes: 1 })),
     );
     await recordRuntimeSamples(
-      t.deps.db,
+      t.deps,
       ages.map((age) => ({
         projectId: p.id,
         deploymentId: 'dpl_a',
@@ -342,10 +341,10 @@ describe('retention', () => {
         durationMs: 1,
         bytes: 1,
       }));
-    await recordRequests(t.deps.db, served(2));
+    await recordRequests(t.deps, served(2));
     expect(await total()).toBe(2);
     // Through this process: seen at once.
-    await recordRequests(t.deps.db, served(3));
+    await recordRequests(t.deps, served(3));
     expect(await total()).toBe(5);
     // As another process (an edge elsewhere) would write: seen within a second.
     await t.deps.db
@@ -527,7 +526,7 @@ describe(`metrics query plans (${testDialect()})`, () => {
       transformResult: async (args) => args.result,
     };
     const traced = { ...t.deps, db: t.deps.db.withPlugin(capture) };
-    await recordRequests(t.deps.db, [
+    await recordRequests(t.deps, [
       { projectId: p.id, at: new Date(NOW), status: 500, durationMs: 1, bytes: 1 },
     ]);
     const actor = { userId: alice.userId, email: alice.email, tokenId: '' };

@@ -115,13 +115,13 @@ describe('monitoring endpoints', () => {
       const m1 = at('2026-11-22T09:59:10.000Z');
       const m2 = at('2026-11-22T09:30:00.000Z');
       // The known mix of the last hour, written in two batches that share a minute.
-      await recordRequests(t.deps.db, [
+      await recordRequests(t.deps, [
         ...many(30, { at: m1, status: 200, durationMs: 8, bytes: 1000 }, projectId),
         ...many(30, { at: m1, status: 304, durationMs: 40, bytes: 0 }, projectId),
         ...many(10, { at: m1, status: 404, durationMs: 3, bytes: 200 }, projectId),
         ...many(3, { at: m1, status: 500, durationMs: 1, bytes: 1 }, other),
       ]);
-      await recordRequests(t.deps.db, [
+      await recordRequests(t.deps, [
         ...many(
           20,
           { at: new Date(m1.getTime() + 40_000), status: 200, durationMs: 8, bytes: 1000 },
@@ -131,7 +131,7 @@ describe('monitoring endpoints', () => {
         ...many(5, { at: m2, status: 502, durationMs: 2500, bytes: 100 }, projectId),
       ]);
       // Older traffic: 3 hours (24h only), 2 days (7d), 10 days (30d), 40 days (never).
-      await recordRequests(t.deps.db, [
+      await recordRequests(t.deps, [
         ...many(7, { at: ago(3 * HOUR), status: 200, durationMs: 20, bytes: 10 }, projectId),
         ...many(11, { at: ago(2 * DAY), status: 503, durationMs: 20, bytes: 10 }, projectId),
         ...many(13, { at: ago(10 * DAY), status: 200, durationMs: 20, bytes: 10 }, projectId),

@@ -23,6 +23,36 @@ describe('frequent-write prebuilt statements', () => {
         .executeTakeFirst()
     )?.count;
 
+  it('compiles a statement once per store, and runs it on that store’s own database', async () => {
+    t = await createTestApp();
+    const other = await createTestApp();
+    try {
+      let builds = 0;
+      const windows = prepared<[string], { window_start: number }>(1, (d, userId) => {
+        builds += 1;
+        return d.selectFrom('rate_limits').select('window_start').where('user_id', '=', userId);
+      });
+      await t.deps.db
+        .insertInto('rate_limits')
+        .values({ user_id: 'usr_one', window_start: 1, count: 1 })
+        .execute();
+      await other.deps.db
+        .insertInto('rate_limits')
+        .values({ user_id: 'usr_one', window_start: 2, count: 1 })
+        .execute();
+      // PostgreSQL answers bigint columns as strings.
+      const run = async (app: TestApp, userId: string) =>
+        (await app.deps.store.run(windows, userId)).map((r) => Number(r.window_start));
+      expect(await run(t, 'usr_one')).toEqual([1]);
+      expect(await run(t, 'usr_two')).toEqual([]);
+      expect(builds).toBe(1);
+      expect(await run(other, 'usr_one')).toEqual([2]);
+      expect(builds).toBe(2);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('counts 50 requests made at once exactly: 30 allowed with distinct remainders, 20 refused', async () => {
     t = await createTestApp();
     const results = await Promise.all(
@@ -60,12 +90,12 @@ describe('frequent-write prebuilt statements', () => {
 
   it('fails only the call whose statement fails, not the others of its group', async () => {
     t = await createTestApp();
-    const insert = prepared<[string], never>(
-      t.deps.db,
+    const statement = prepared<[string], never>(
       1,
       (d, userId) => d.insertInto('rate_limits').values({ user_id: userId, window_start: 7, count: 1 }),
       { frequentWrite: true },
     );
+    const insert = (userId: string) => t!.deps.store.run(statement, userId);
     const results = await Promise.allSettled([
       insert('usr_a'),
       insert('usr_b'),

@@ -85,7 +85,7 @@ describe('request recorder', () => {
           throw new Error('database unreachable');
         }
         written.push(deltas);
-        await writeRollupDeltas(t.deps.db, deltas);
+        await writeRollupDeltas(t.deps, deltas);
       },
     });
     recorder.record({ projectId, status: 200, durationMs: 1, bytes: 1 });

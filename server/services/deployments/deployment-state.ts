@@ -68,7 +68,7 @@ async function transition(
   notifyDeliveries(deps, deliveries);
   signalDeployment(deps, deploymentId);
   // The deployment's URL answers by its state, and going live may switch production.
-  signalRoutingChange(row.project_id);
+  signalRoutingChange(deps, row.project_id);
   return toDeployment(deps.urls, row);
 }
 

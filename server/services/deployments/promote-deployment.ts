@@ -51,6 +51,6 @@ export async function promoteDeployment(deps: Deps, actor: Actor, deploymentId: 
   });
   notifyDeliveries(deps, row.deliveries);
   signalDeployment(deps, row.id);
-  signalRoutingChange(row.project_id);
+  signalRoutingChange(deps, row.project_id);
   return toDeployment(deps.urls, row);
 }

@@ -13,6 +13,6 @@ export async function deleteDomain(
   const { project } = await requireProject(deps, actor, projectId, 'developer');
   const row = await findDomain(deps, project.id, host);
   await deps.db.deleteFrom('domains').where('id', '=', row.id).execute();
-  signalRoutingChange(project.id);
+  signalRoutingChange(deps, project.id);
   return row.domain;
 }

@@ -68,7 +68,7 @@ export async function verifyDomain(
   });
   if (outcome.changed) {
     deps.queue.notify(CERTIFICATE_JOB);
-    signalRoutingChange(project.id);
+    signalRoutingChange(deps, project.id);
   }
   if (outcome.deliveries > 0) deps.queue.notify(DELIVERY_JOB);
   return toDomain(deps, project, await findDomain(deps, project.id, row.domain));

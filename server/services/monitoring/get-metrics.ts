@@ -4,7 +4,6 @@ import { LATENCY_COLUMNS, percentile } from '../../monitoring/histogram.ts';
 import { rollupRanges, type SpanRange } from '../../monitoring/rollup-ranges.ts';
 import type { Database } from '../../store/schema.ts';
 import { requireProject } from '../access.ts';
-import { cachedMetrics } from './metrics-cache.ts';
 import type { Actor, Deps } from '../deps.ts';
 
 const HOUR = 3_600_000;
@@ -42,7 +41,7 @@ function inRanges(projectId: string, ranges: readonly SpanRange[]) {
  * the per-minute retention start at the top of their first hour). Totals are exact sums and
  * percentiles come from the summed histogram columns, all added up by the database: nothing is
  * parsed per row. CPU and memory come from the runtime samples of the same minutes. Answers
- * are reused for a second (`cachedMetrics`), so a client polling in a loop does not take the
+ * are reused for a second (`deps.metrics`, server/services/monitoring/metrics-cache.ts), so a client polling in a loop does not take the
  * event loop from the edge.
  */
 export async function getMetrics(
@@ -55,7 +54,7 @@ export async function getMetrics(
   const now = deps.clock.now().getTime();
   const ranges = rollupRanges(now - PERIOD_MS[q.period], now, deps.config.metricsRetention.minuteMs);
   const key = JSON.stringify([project.id, q.metric ?? null, ranges]);
-  const metrics = await cachedMetrics(deps.db, key, now, () =>
+  const metrics = await deps.metrics.get(key, () =>
     computeMetrics(deps, project.id, ranges, new Set(q.metric ? [q.metric] : ALL)),
   );
   return { period: q.period, metrics };

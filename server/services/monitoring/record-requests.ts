@@ -6,7 +6,7 @@ import {
   mergeHistograms,
   type Histogram,
 } from '../../monitoring/histogram.ts';
-import { rollupsChanged } from './metrics-cache.ts';
+import type { Deps } from '../deps.ts';
 import type {
   Database,
   RollupSpan,
@@ -126,8 +126,11 @@ export function summarizeRequests(batch: readonly ServedRequest[]): RollupDelta[
 }
 
 /** Adds a batch of served requests to the rollups (see `writeRollupDeltas`). */
-export async function recordRequests(db: Kysely<Database>, batch: readonly ServedRequest[]): Promise<void> {
-  await writeRollupDeltas(db, summarizeRequests(batch));
+export async function recordRequests(
+  deps: Pick<Deps, 'db' | 'metrics'>,
+  batch: readonly ServedRequest[],
+): Promise<void> {
+  await writeRollupDeltas(deps, summarizeRequests(batch));
 }
 
 const HOUR_MS = 3_600_000;
@@ -224,10 +227,13 @@ export function rollupRows(deltas: readonly RollupDelta[]): { traffic: TrafficRo
  * counts that arrive late (a recorder retrying after an outage), which a later roll-up pass would
  * have to find again; and a reader never sees a minute without its hour.
  */
-export async function writeRollupDeltas(db: Kysely<Database>, deltas: readonly RollupDelta[]): Promise<void> {
+export async function writeRollupDeltas(
+  deps: Pick<Deps, 'db' | 'metrics'>,
+  deltas: readonly RollupDelta[],
+): Promise<void> {
   if (deltas.length === 0) return;
-  await db.transaction().execute((tx) => writeRollupRows(tx, deltas));
-  rollupsChanged(db);
+  await deps.db.transaction().execute((tx) => writeRollupRows(tx, deltas));
+  deps.metrics.rollupsChanged();
 }
 
 /** `writeRollupDeltas` without its transaction, for callers already in one (a migration). */

@@ -1,6 +1,6 @@
-import { sql, type Insertable, type Kysely } from 'kysely';
-import type { Database, RuntimeRollupsTable } from '../../store/schema.ts';
-import { rollupsChanged } from './metrics-cache.ts';
+import { sql, type Insertable } from 'kysely';
+import type { RuntimeRollupsTable } from '../../store/schema.ts';
+import type { Deps } from '../deps.ts';
 import { minuteOf, spanStart } from './record-requests.ts';
 
 /** One measurement of one deployment's server process group. */
@@ -62,12 +62,12 @@ export function summarizeSamples(batch: readonly RuntimeSample[]): SampleDelta[]
  * max()/GREATEST(), which differ between SQLite and PostgreSQL.
  */
 export async function recordRuntimeSamples(
-  db: Kysely<Database>,
+  deps: Pick<Deps, 'db' | 'metrics'>,
   batch: readonly RuntimeSample[],
 ): Promise<void> {
   const deltas = summarizeSamples(batch);
   if (deltas.length === 0) return;
-  await db.transaction().execute(async (tx) => {
+  await deps.db.transaction().execute(async (tx) => {
     for (const d of deltas) {
       await tx
         .insertInto('runtime_samples')
@@ -117,7 +117,7 @@ export async function recordRuntimeSamples(
         .execute();
     }
   });
-  rollupsChanged(db);
+  deps.metrics.rollupsChanged();
 }
 
 /**

@@ -1,4 +1,4 @@
-import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
+import { jwtVerify, type JWTPayload } from 'jose';
 import picomatch from 'picomatch';
 import { ApiError } from '../../../api/errors.ts';
 import type { ExchangedToken } from '../../../api/schemas/trust-policies.ts';
@@ -17,28 +17,13 @@ interface ActionsClaims extends JWTPayload {
   workflow_ref?: string;
 }
 
-/** One key set per issuer, fetched when first needed and again when a token names an unknown `kid`. */
-const keySets = new Map<string, ReturnType<typeof createRemoteJWKSet>>();
-const keySetOf = (issuer: string, cooldownMs: number) => {
-  const key = `${issuer} ${cooldownMs}`;
-  let set = keySets.get(key);
-  if (!set) {
-    set = createRemoteJWKSet(new URL(`${issuer}/.well-known/jwks`), {
-      cooldownDuration: cooldownMs,
-      cacheMaxAge: 10 * 60_000,
-    });
-    keySets.set(key, set);
-  }
-  return set;
-};
-
 const refused = (message: string) => new ApiError('UNAUTHORIZED', `OIDC token refused: ${message}`);
 
 /** Checks the token's signature (the issuer's keys), issuer, audience and times, naming what failed. */
 async function verify(deps: Deps, token: string): Promise<ActionsClaims> {
-  const { issuer, audience, keysCooldownMs } = deps.config.oidc;
+  const { issuer, audience } = deps.config.oidc;
   try {
-    const { payload } = await jwtVerify<ActionsClaims>(token, keySetOf(issuer, keysCooldownMs), {
+    const { payload } = await jwtVerify<ActionsClaims>(token, deps.oidcKeys, {
       issuer,
       audience,
       algorithms: ['RS256', 'RS384', 'RS512', 'ES256', 'ES384', 'PS256'],

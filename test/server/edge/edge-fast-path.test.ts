@@ -131,4 +131,47 @@ describe('edge fast path', () => {
     expect(compressed.peek(hash, 'gzip')).toEqual(copy);
     expect(compressed.peek(hash, 'br')).toBeUndefined();
   });
+
+  it('keeps blobs up to maxBytes in all, the least recently used out first, and no file over maxEntryBytes', async () => {
+    const dir = tempDir({
+      a: 'a'.repeat(1000),
+      b: 'b'.repeat(1000),
+      c: 'c'.repeat(1000),
+      big: 'x'.repeat(2000),
+    });
+    const blobs = createBlobCache({ maxBytes: 2500, maxEntryBytes: 1500 });
+    const [a, b, c, big] = ['a', 'b', 'c', 'big'].map((f) => join(dir, f));
+    await blobs.read(a!);
+    await blobs.read(b!);
+    expect(blobs.peek(a!)).toBeDefined(); // a is now the most recently used
+    await blobs.read(c!);
+    expect([blobs.peek(a!), blobs.peek(b!), blobs.peek(c!)].map((x) => x?.length)).toEqual([
+      1000,
+      undefined,
+      1000,
+    ]);
+    expect((await blobs.read(big!)).length).toBe(2000);
+    expect(blobs.peek(big!)).toBeUndefined();
+    expect(blobs.peek(a!)).toBeDefined();
+    await expect(blobs.read(join(dir, 'missing'))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+
+  it('keeps maxManifests manifests, the least recently used out first', async () => {
+    const root = tempDir();
+    const store = createArtifactStore(root);
+    const ids: string[] = [];
+    for (const content of ['x', 'y', 'z']) {
+      ids.push((await store.storeDirectory(tempDir({ 'f.txt': content }), limits)).artifactId);
+    }
+    const [x, y, z] = ids as [string, string, string];
+    const reader = createArtifactReader(root, { maxManifests: 2 });
+    const [mx, my] = await Promise.all([reader.manifest(x), reader.manifest(y)]);
+    expect(reader.peek(x)).toBe(mx); // x is now the most recently used
+    await reader.manifest(z);
+    expect(reader.peek(y)).toBeUndefined();
+    expect(reader.peek(x)).toBe(mx);
+    expect(reader.peek(z)).toBeDefined();
+    // Read again from disk when asked.
+    expect(await reader.manifest(y)).toEqual(my);
+  });
 });

@@ -33,7 +33,7 @@ describe('edge: route cache invalidated per project', () => {
   const fresh = () => {
     // An hour-long lifetime: anything that changes below changed through a signal, not expiry.
     resolver = createHostResolver(t.deps, { ttlMs: 3_600_000, now: () => clock });
-    off = onRoutingChange((projectId) => resolver.invalidate(projectId));
+    off = onRoutingChange(t.deps, (projectId) => resolver.invalidate(projectId));
   };
   afterEach(() => off?.());
 

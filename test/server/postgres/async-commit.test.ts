@@ -24,13 +24,14 @@ describe.skipIf(!url)(
       await database?.drop();
     });
 
-    const setting = (frequentWrite: boolean) =>
+    const settings = [false, true].map((frequentWrite) =>
       prepared<[], { value: string }>(
-        a.deps.db,
         0,
         (d) => d.selectNoFrom(sql<string>`current_setting('synchronous_commit')`.as('value')),
         { frequentWrite },
-      )();
+      ),
+    );
+    const setting = (frequentWrite: boolean) => a.deps.store.run(settings[Number(frequentWrite)]!);
 
     it('commits frequent writes asynchronously, and nothing else', async () => {
       expect((await setting(true))[0]!.value).toBe('off');

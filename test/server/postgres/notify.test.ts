@@ -2,9 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createJobQueue } from '../../../server/jobs/queue.ts';
 import { systemClock } from '../../../server/lib/clock.ts';
 import { createCipher } from '../../../server/lib/secrets.ts';
-import { connectRouting, onRoutingChange } from '../../../server/services/routing-signal.ts';
+import {
+  onRoutingChange,
+  ROUTING_CHANNEL,
+  signalRoutingChange,
+} from '../../../server/services/routing-signal.ts';
 import { openStore, type Store } from '../../../server/store/db.ts';
-import { JOBS_CHANNEL, ROUTING_CHANNEL } from '../../../server/store/notify.ts';
+import { JOBS_CHANNEL } from '../../../server/store/notify.ts';
 import { waitFor } from '../../helpers/wait-for.ts';
 import { createTestDatabase, terminateBackends, type TestDatabase } from '../../helpers/database.ts';
 
@@ -49,9 +53,8 @@ describe.skipIf(!url)(
     });
 
     it("tells another process's edge which project's routes changed; no project means all", async () => {
-      const disconnect = connectRouting(b.notifier);
       const heard: (string | null)[] = [];
-      const off = onRoutingChange((projectId) => heard.push(projectId));
+      const off = onRoutingChange({ store: b }, (projectId) => heard.push(projectId));
       try {
         await b.notifier.ready();
         a.notifier.publish(ROUTING_CHANNEL, 'prj_one');
@@ -62,7 +65,28 @@ describe.skipIf(!url)(
         expect(heard).toEqual(['prj_one', null]);
       } finally {
         off();
-        disconnect();
+      }
+    });
+
+    it('tells this process’s edge of its own routing change before returning, once, and the others by NOTIFY', async () => {
+      const here: (string | null)[] = [];
+      const there: (string | null)[] = [];
+      const offHere = onRoutingChange({ store: a }, (projectId) => here.push(projectId));
+      const offThere = onRoutingChange({ store: b }, (projectId) => there.push(projectId));
+      try {
+        await Promise.all([a.notifier.ready(), b.notifier.ready()]);
+        signalRoutingChange({ store: a }, 'prj_here');
+        expect(here).toEqual(['prj_here']);
+        await waitFor('the other process', () => there.length === 1);
+        expect(there).toEqual(['prj_here']);
+        // Notifications arrive in commit order: the echo of the first comes before this one.
+        signalRoutingChange({ store: b }, 'prj_there');
+        await waitFor('the other process’s change', () => here.length === 2);
+        expect(here).toEqual(['prj_here', 'prj_there']);
+        expect(there).toEqual(['prj_here', 'prj_there']);
+      } finally {
+        offHere();
+        offThere();
       }
     });
 
