@@ -6,18 +6,16 @@ import type { Selectable } from 'kysely';
 import { prepared } from '../store/prepared.ts';
 
 /** Runs on nearly every request: built once per store (see server/store/prepared.ts). */
-const projectWithRole = prepared<[string, string], ProjectRow & { member_role: Role | null }>(
-  2,
-  (d, userId, projectId) =>
-    d
-      .selectFrom('projects as p')
-      .leftJoin('memberships as m', (join) =>
-        join.onRef('m.organization_id', '=', 'p.organization_id').on('m.user_id', '=', userId),
-      )
-      .selectAll('p')
-      .select('m.role as member_role')
-      .where('p.id', '=', projectId)
-      .where('p.deleted_at', 'is', null),
+const projectWithRole = prepared<[string, string], ProjectWithRole>(2, (d, userId, projectId) =>
+  d
+    .selectFrom('projects as p')
+    .leftJoin('memberships as m', (join) =>
+      join.onRef('m.organization_id', '=', 'p.organization_id').on('m.user_id', '=', userId),
+    )
+    .selectAll('p')
+    .select('m.role as member_role')
+    .where('p.id', '=', projectId)
+    .where('p.deleted_at', 'is', null),
 );
 
 const RANK: Record<Role, number> = { viewer: 0, developer: 1, admin: 2, owner: 3 };
@@ -63,6 +61,9 @@ export async function requireRole(
 
 export type ProjectRow = Selectable<ProjectsTable>;
 
+/** A project's row with the caller's role in its organization (null: not a member). */
+export type ProjectWithRole = ProjectRow & { member_role: Role | null };
+
 /** Loads a project that is not deleted and checks the caller's role in its organization. */
 export async function requireProject(
   deps: Deps,
@@ -70,8 +71,16 @@ export async function requireProject(
   projectId: string,
   min: Role = 'viewer',
 ): Promise<{ project: ProjectRow; role: Role }> {
-  // One query for the project and the caller's role: this runs on nearly every request.
-  const [row] = await deps.store.run(projectWithRole, actor.userId, projectId);
+  // One query for the project and the caller's role: this runs on nearly every request. The
+  // request's pipeline may have read it already, with the rate-limit count: the first check of
+  // the request uses that read.
+  let row: ProjectWithRole | null | undefined;
+  if (actor.preloadedProject?.projectId === projectId) {
+    row = actor.preloadedProject.row;
+    actor.preloadedProject = undefined;
+  } else {
+    [row] = await deps.store.run(projectWithRole, actor.userId, projectId);
+  }
   if (!row || !row.member_role) throw ApiError.notFound(`Project ${projectId}`);
   const { member_role: role, ...project } = row;
   if (!roleAtLeast(role, min)) {

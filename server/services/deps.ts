@@ -1,3 +1,4 @@
+import type { ProjectWithRole } from './access.ts';
 import type { TokenCache } from './token-cache.ts';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
@@ -38,4 +39,10 @@ export interface Actor {
   tokenId: string;
   /** A token from a GitHub Actions trust policy: this one project, at most this role (server/http/scope.ts). */
   scope?: { projectId: string; role: 'viewer' | 'developer' } | undefined;
+  /**
+   * The project named in the request's path with this caller's role, read together with the
+   * rate-limit count (PostgreSQL: one round trip); the request's first `requireProject` of that
+   * project takes it (server/services/access.ts).
+   */
+  preloadedProject?: { projectId: string; row: ProjectWithRole | null } | undefined;
 }

@@ -51,9 +51,25 @@ export function openStore(opts: StoreOptions): Store {
       db,
       ...(opts.onError ? { onError: opts.onError } : {}),
     });
+    const named = (on: pg.Pool) => {
+      // A connection keeps a statement's plan; a migration by a newer process that changes a table
+      // it reads makes PostgreSQL refuse the plan ("cached plan must not change result type"):
+      // then every statement is prepared again under a new name.
+      let generation = 0;
+      const query = async (name: string, text: string, values: unknown[]) =>
+        (await on.query<Record<string, unknown>>({ name: `${name}_${generation}`, text, values })).rows;
+      return async (name: string, text: string, params: readonly unknown[]) => {
+        try {
+          return await query(name, text, params as unknown[]);
+        } catch (err) {
+          if ((err as { code?: unknown }).code !== '0A000') throw err;
+          generation++;
+          return query(name, text, params as unknown[]);
+        }
+      };
+    };
     const runners: StatementRunners = {
-      asyncCommit: async (text, params) =>
-        (await asyncPool.query<Record<string, unknown>>(text, params as unknown[])).rows,
+      postgres: { run: named(pool), runAsyncCommit: named(asyncPool) },
     };
     return makeStore(db, dialectHelpers('postgres'), notifier, runners, () => asyncPool.end());
   }

@@ -13,11 +13,18 @@ export interface DirectRunner {
 }
 
 /**
- * Runs a statement on a PostgreSQL connection that commits without waiting for the disk
- * (`synchronous_commit = off`): other sessions see the write at once, and a database crash can
- * lose only the last fraction of a second of such writes, in order.
+ * Runs statements on PostgreSQL as named prepared statements: each connection parses and plans a
+ * statement once, then only binds and executes it (one round trip, no planning per request).
  */
-export type AsyncCommitRunner = (sql: string, params: readonly unknown[]) => Promise<unknown[]>;
+export interface PostgresRunner {
+  run: (name: string, sql: string, params: readonly unknown[]) => Promise<unknown[]>;
+  /**
+   * The same on a connection that commits without waiting for the disk (`synchronous_commit =
+   * off`): other sessions see the write at once, and a database crash can lose only the last
+   * fraction of a second of such writes, in order.
+   */
+  runAsyncCommit: (name: string, sql: string, params: readonly unknown[]) => Promise<unknown[]>;
+}
 
 export interface PreparedOptions {
   /**
@@ -63,8 +70,8 @@ export function prepared<P extends readonly unknown[], R>(
 export interface StatementRunners {
   /** The embedded database's synchronous path. */
   direct?: DirectRunner;
-  /** PostgreSQL's connections for frequent writes. */
-  asyncCommit?: AsyncCommitRunner;
+  /** PostgreSQL's named statements, and its connections for frequent writes. */
+  postgres?: PostgresRunner;
 }
 
 export type RunPrepared = <P extends readonly unknown[], R>(
@@ -81,7 +88,7 @@ export function createPreparedRunner(db: Kysely<Database>, runners: StatementRun
   return <P extends readonly unknown[], R>(statement: PreparedStatement<P, R>, ...params: P) => {
     let run = compiled.get(statement);
     if (!run) {
-      run = compile(db, statement, runners);
+      run = compile(db, statement, runners, `slipway_${compiled.size + 1}`);
       compiled.set(statement, run);
     }
     return run(params) as Promise<R[]>;
@@ -91,7 +98,9 @@ export function createPreparedRunner(db: Kysely<Database>, runners: StatementRun
 function compile(
   db: Kysely<Database>,
   statement: PreparedStatement<readonly unknown[], unknown>,
-  { direct, asyncCommit }: StatementRunners,
+  { direct, postgres }: StatementRunners,
+  /** The statement's name on PostgreSQL connections, unique in this store. */
+  name: string,
 ): Runner {
   const { arity, build, options } = statement;
   let compiled: { sql: string; positions: number[]; constants: unknown[] } | undefined;
@@ -117,13 +126,14 @@ function compile(
     const result = await db.executeQuery(CompiledQuery.raw(sql, values));
     return result.rows;
   };
-  if (!options.frequentWrite) return runOne;
-  if (asyncCommit) {
-    return async (params) => {
+  if (postgres) {
+    const run = options.frequentWrite ? postgres.runAsyncCommit : postgres.run;
+    return (params) => {
       const { sql, values } = bind(params);
-      return asyncCommit(sql, values);
+      return run(name, sql, values);
     };
   }
+  if (!options.frequentWrite) return runOne;
   if (!direct) return runOne;
 
   let pending: {

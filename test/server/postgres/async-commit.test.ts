@@ -38,6 +38,32 @@ describe.skipIf(!url)(
       expect((await setting(false))[0]!.value).toBe('on');
     });
 
+    it('runs declared statements as named prepared statements, planned once per connection', async () => {
+      const mine = prepared<[], { n: string }>(0, (d) =>
+        d.selectNoFrom(sql<string>`(select count(*) from pg_prepared_statements)::text`.as('n')),
+      );
+      // Each pooled connection lists what it prepared; this statement is among them once run.
+      const [row] = await a.deps.store.run(mine);
+      expect(Number(row!.n)).toBeGreaterThanOrEqual(1);
+      const names = prepared<[], { name: string }>(0, (d) =>
+        d.selectFrom(sql`pg_prepared_statements`.as('s')).select(sql<string>`name`.as('name')),
+      );
+      const listed = (await a.deps.store.run(names)).map((r) => r.name);
+      expect(listed.some((name) => /^slipway_\d+_\d+$/.test(name))).toBe(true);
+    });
+
+    it('prepares again when a migration changes what a prepared statement reads', async () => {
+      await a.deps.db.schema.createTable('plan_probe').addColumn('id', 'integer').execute();
+      await sql`insert into plan_probe (id) values (1)`.execute(a.deps.db);
+      const everything = prepared<[], Record<string, unknown>>(0, (d) =>
+        d.selectFrom(sql`plan_probe`.as('t')).selectAll(),
+      );
+      // A few runs: the pool's connections that ran it keep its plan.
+      for (let i = 0; i < 5; i++) expect(await a.deps.store.run(everything)).toEqual([{ id: 1 }]);
+      await a.deps.db.schema.alterTable('plan_probe').addColumn('note', 'text').execute();
+      expect(await a.deps.store.run(everything)).toEqual([{ id: 1, note: null }]);
+    });
+
     it('keeps the count exact across two processes', async () => {
       const results = await Promise.all(
         Array.from({ length: 40 }, (_, i) => consumeRateLimit((i % 2 ? a : b).deps, 'tok_two_processes', 25)),
