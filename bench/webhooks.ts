@@ -10,7 +10,7 @@ import { createDeps } from '../server/runtime.ts';
 import { createDeployment } from '../server/services/deployments/create-deployment.ts';
 import { markBuilding, markDeploying, markLive } from '../server/services/deployments/deployment-state.ts';
 import type { Actor, Deps } from '../server/services/deps.ts';
-import { createProject } from '../server/services/projects.ts';
+import { createProject } from '../server/services/projects/create-project.ts';
 import { findOrCreateUser } from '../server/services/users.ts';
 import { createWebhook } from '../server/services/webhooks/create-webhook.ts';
 import { startDeliveryWorker, type DeliveryWorker } from '../server/webhooks/delivery-worker.ts';

@@ -7,7 +7,7 @@ import { defaultRoles, serve, ROLES, type Role } from './serve.ts';
 import { createDeps } from './runtime.ts';
 import type { Deps } from './services/deps.ts';
 import { createToken, findOrCreateUser } from './services/users.ts';
-import { setProjectStatus } from './services/projects.ts';
+import { setProjectStatus } from './services/projects/set-project-status.ts';
 import { setOrganizationPlan } from './services/organizations/set-plan.ts';
 import { Plan } from '../api/schemas/organizations.ts';
 import { addCredits } from './payments/credits.ts';
