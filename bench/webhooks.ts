@@ -11,7 +11,7 @@ import { createDeployment } from '../server/services/deployments/create-deployme
 import { markBuilding, markDeploying, markLive } from '../server/services/deployments/deployment-state.ts';
 import type { Actor, Deps } from '../server/services/deps.ts';
 import { createProject } from '../server/services/projects/create-project.ts';
-import { findOrCreateUser } from '../server/services/users.ts';
+import { findOrCreateUser } from '../server/services/users/find-or-create-user.ts';
 import { createWebhook } from '../server/services/webhooks/create-webhook.ts';
 import { startDeliveryWorker, type DeliveryWorker } from '../server/webhooks/delivery-worker.ts';
 import { DELIVERY_JOB } from '../server/webhooks/outbox.ts';

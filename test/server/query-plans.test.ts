@@ -13,7 +13,7 @@ import { listAlerts } from '../../server/services/monitoring/list-alerts.ts';
 import { listMembers } from '../../server/services/organizations/list-members.ts';
 import { encodeCursor } from '../../server/services/pagination.ts';
 import { listProjects } from '../../server/services/projects/list-projects.ts';
-import { listTokens } from '../../server/services/users.ts';
+import { listTokens } from '../../server/services/users/list-tokens.ts';
 import { listDeliveries } from '../../server/services/webhooks/list-deliveries.ts';
 import { listWebhooks } from '../../server/services/webhooks/list-webhooks.ts';
 import type { Database } from '../../server/store/schema.ts';
