@@ -11,7 +11,8 @@ import pino from 'pino';
 import { buildApp } from '../server/app.ts';
 import { loadConfig } from '../server/config.ts';
 import { createDeps } from '../server/runtime.ts';
-import { createToken, findOrCreateUser } from '../server/services/users.ts';
+import { createToken } from '../server/services/users/create-token.ts';
+import { findOrCreateUser } from '../server/services/users/find-or-create-user.ts';
 
 const dataDir = process.env.BENCH_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'slipway-bench-'));
 const deps = await createDeps(

@@ -35,7 +35,8 @@ import {
   type RollupDelta,
 } from '../server/services/monitoring/record-requests.ts';
 import { getMetrics } from '../server/services/monitoring/get-metrics.ts';
-import { createToken, findOrCreateUser } from '../server/services/users.ts';
+import { createToken } from '../server/services/users/create-token.ts';
+import { findOrCreateUser } from '../server/services/users/find-or-create-user.ts';
 import { storeSite } from '../test/helpers/edge.ts';
 
 const MINUTE = 60_000;

@@ -9,7 +9,8 @@ import { PAID_OPERATIONS } from '../payments/operations.ts';
 import { personalOrganization } from '../payments/ledger-store.ts';
 import { runPaid } from '../payments/paid-operation.ts';
 import { createDeployment } from '../services/deployments/create-deployment.ts';
-import { checkRepositoryUrl, createProject } from '../services/projects.ts';
+import { checkRepositoryUrl } from '../services/projects/check-repository-url.ts';
+import { createProject } from '../services/projects/create-project.ts';
 
 /**
  * The versioned description (`/api/v1`): two paid operations, answered without the envelope.

@@ -7,13 +7,11 @@ import {
 } from '../../api/schemas/projects.ts';
 import { route } from '../http/route.ts';
 import { pageMeta } from '../services/pagination.ts';
-import {
-  createProject,
-  deleteProject,
-  getProject,
-  listProjects,
-  updateProject,
-} from '../services/projects.ts';
+import { createProject } from '../services/projects/create-project.ts';
+import { deleteProject } from '../services/projects/delete-project.ts';
+import { getProject } from '../services/projects/get-project.ts';
+import { listProjects } from '../services/projects/list-projects.ts';
+import { updateProject } from '../services/projects/update-project.ts';
 
 const ProjectParams = z.object({ projectId: z.string() });
 

@@ -3,7 +3,10 @@ import { PageQuery } from '../../api/schemas/common.ts';
 import { CreatedToken, CreateTokenBody, TokenSummary, User } from '../../api/schemas/user.ts';
 import { route } from '../http/route.ts';
 import { pageMeta } from '../services/pagination.ts';
-import { createToken, getUser, listTokens, revokeToken } from '../services/users.ts';
+import { createToken } from '../services/users/create-token.ts';
+import { getUser } from '../services/users/get-user.ts';
+import { listTokens } from '../services/users/list-tokens.ts';
+import { revokeToken } from '../services/users/revoke-token.ts';
 
 export const userRoutes = [
   route({

@@ -9,7 +9,8 @@ import type { Clock } from '../../server/lib/clock.ts';
 import type { Dns } from '../../server/lib/dns.ts';
 import { createDeps } from '../../server/runtime.ts';
 import type { Deps } from '../../server/services/deps.ts';
-import { createToken, findOrCreateUser } from '../../server/services/users.ts';
+import { createToken } from '../../server/services/users/create-token.ts';
+import { findOrCreateUser } from '../../server/services/users/find-or-create-user.ts';
 import { databaseForTest } from './database.ts';
 
 export interface TestUser {

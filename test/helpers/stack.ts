@@ -10,7 +10,8 @@ import { requestWithHost } from '../../server/lib/http-get.ts';
 import type { EdgeOptions } from '../../server/roles/edge.ts';
 import { serve, type Role, type Running } from '../../server/serve.ts';
 import type { LookupAll } from '../../server/webhooks/ssrf.ts';
-import { createToken, findOrCreateUser } from '../../server/services/users.ts';
+import { createToken } from '../../server/services/users/create-token.ts';
+import { findOrCreateUser } from '../../server/services/users/find-or-create-user.ts';
 import { databaseForTest } from './database.ts';
 
 export interface Stack {

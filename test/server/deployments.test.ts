@@ -6,7 +6,7 @@ import {
   markFailed,
   markLive,
 } from '../../server/services/deployments/deployment-state.ts';
-import { setProjectStatus } from '../../server/services/projects.ts';
+import { setProjectStatus } from '../../server/services/projects/set-project-status.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { ManualClock } from '../helpers/clock.ts';
 

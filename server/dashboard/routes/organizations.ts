@@ -7,7 +7,7 @@ import { listMembers } from '../../services/organizations/list-members.ts';
 import { listOrganizations } from '../../services/organizations/list-organizations.ts';
 import { removeMember } from '../../services/organizations/remove-member.ts';
 import { updateMember } from '../../services/organizations/update-member.ts';
-import { listProjects } from '../../services/projects.ts';
+import { listProjects } from '../../services/projects/list-projects.ts';
 import type { Actor } from '../../services/deps.ts';
 import { submit, type Kit } from '../kit.ts';
 import type { View } from '../layout.ts';

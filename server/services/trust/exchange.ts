@@ -4,7 +4,7 @@ import { ApiError } from '../../../api/errors.ts';
 import type { ExchangedToken } from '../../../api/schemas/trust-policies.ts';
 import type { TrustPoliciesTable } from '../../store/schema.ts';
 import type { Deps } from '../deps.ts';
-import { createToken } from '../users.ts';
+import { createToken } from '../users/create-token.ts';
 
 /** The claims of a GitHub Actions OIDC token that a policy looks at. */
 interface ActionsClaims extends JWTPayload {

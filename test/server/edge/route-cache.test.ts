@@ -6,7 +6,7 @@ import {
   markDeploying,
   markLive,
 } from '../../../server/services/deployments/deployment-state.ts';
-import { setProjectStatus } from '../../../server/services/projects.ts';
+import { setProjectStatus } from '../../../server/services/projects/set-project-status.ts';
 import { onRoutingChange } from '../../../server/services/routing-signal.ts';
 import { createTestApp, type TestApp, type TestUser } from '../../helpers/app.ts';
 import { insertDeployment, insertProject, setProduction } from '../../helpers/edge.ts';

@@ -1,0 +1,60 @@
+import { ApiError } from '../../../api/errors.ts';
+import type { CreateProjectBody, Project } from '../../../api/schemas/projects.ts';
+import { newId } from '../../lib/ids.ts';
+import type { SettleHook } from '../../payments/method.ts';
+import { isUniqueViolation } from '../../store/errors.ts';
+import { requireRole } from '../access.ts';
+import type { Actor, Deps } from '../deps.ts';
+import { allocateProductionHost } from './allocate-production-host.ts';
+import { buildSettingsOf } from './build-settings-of.ts';
+import { checkRepositoryUrl } from './check-repository-url.ts';
+import { resolveOrganization } from './resolve-organization.ts';
+import { storedRepository } from './stored-repository.ts';
+import { toProject } from './to-project.ts';
+
+/** `settle` (paid operations) runs inside the transaction, so the payment commits with the project. */
+export async function createProject(
+  deps: Deps,
+  actor: Actor,
+  body: CreateProjectBody,
+  settle?: SettleHook,
+): Promise<Project> {
+  const org = await resolveOrganization(deps, actor, body.organizationId);
+  await requireRole(deps, actor, org.id, 'developer', `Organization ${body.organizationId}`);
+  await checkRepositoryUrl(deps, body.repositoryUrl);
+  const repository = storedRepository(deps, body.repositoryUrl, null);
+  const now = deps.clock.now().toISOString();
+  try {
+    const row = await deps.db.transaction().execute(async (tx) => {
+      await settle?.before(tx);
+      const values = {
+        id: newId('prj'),
+        organization_id: org.id,
+        name: body.name,
+        ...repository,
+        branch: body.branch ?? 'main',
+        framework: body.framework ?? null,
+        install_command: null,
+        build_command: null,
+        output_directory: null,
+        root_directory: null,
+        ...buildSettingsOf(body),
+        status: 'active' as const,
+        production_host: await allocateProductionHost(tx, body.name, org.name),
+        production_deployment_id: null,
+        created_at: now,
+        updated_at: now,
+        deleted_at: null,
+      };
+      await tx.insertInto('projects').values(values).execute();
+      await settle?.after(tx, values.id);
+      return values;
+    });
+    return toProject(deps, row);
+  } catch (err) {
+    if (isUniqueViolation(err)) {
+      throw ApiError.conflict(`A project named "${body.name}" already exists in organization ${org.name}`);
+    }
+    throw err;
+  }
+}

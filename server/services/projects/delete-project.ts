@@ -1,0 +1,18 @@
+import { requireProject } from '../access.ts';
+import type { Actor, Deps } from '../deps.ts';
+import { signalRoutingChange } from '../routing-signal.ts';
+
+/** Soft delete: the project stops serving, its domains are released, reads answer 404. */
+export async function deleteProject(deps: Deps, actor: Actor, projectId: string): Promise<void> {
+  const { project } = await requireProject(deps, actor, projectId, 'admin');
+  const now = deps.clock.now().toISOString();
+  await deps.db.transaction().execute(async (tx) => {
+    await tx
+      .updateTable('projects')
+      .set({ status: 'deleted', deleted_at: now, updated_at: now })
+      .where('id', '=', project.id)
+      .execute();
+    await tx.deleteFrom('domains').where('project_id', '=', project.id).execute();
+  });
+  signalRoutingChange(deps, project.id);
+}

@@ -1,0 +1,39 @@
+import type { ListProjectsQuery, Project } from '../../../api/schemas/projects.ts';
+import { requireRole } from '../access.ts';
+import type { Actor, Deps } from '../deps.ts';
+import { readPage, type ListPage } from '../pagination.ts';
+import { resolveOrganization } from './resolve-organization.ts';
+import { toProject } from './to-project.ts';
+
+/**
+ * The projects of one organization (`org`) or of all the caller's, newest first; without a
+ * `status` filter, active and suspended ones.
+ */
+export async function listProjects(
+  deps: Deps,
+  actor: Actor,
+  q: ListProjectsQuery,
+): Promise<ListPage<Project>> {
+  let orgIds: string[];
+  if (q.org) {
+    const org = await resolveOrganization(deps, actor, q.org);
+    await requireRole(deps, actor, org.id, 'viewer', `Organization ${q.org}`);
+    orgIds = [org.id];
+  } else {
+    const rows = await deps.db
+      .selectFrom('memberships')
+      .select('organization_id')
+      .where('user_id', '=', actor.userId)
+      .execute();
+    orgIds = rows.map((r) => r.organization_id);
+  }
+  if (orgIds.length === 0) return { items: [], total: 0, next: null };
+  let base = deps.db.selectFrom('projects').where('organization_id', 'in', orgIds);
+  base = q.status ? base.where('status', '=', q.status) : base.where('status', '!=', 'deleted');
+  const page = await readPage(base.selectAll(), base, q, {
+    time: 'created_at',
+    id: 'id',
+    key: (r) => [r.created_at, r.id],
+  });
+  return { ...page, items: page.items.map((r) => toProject(deps, r)) };
+}

@@ -1,0 +1,25 @@
+import type { Project } from '../../../api/schemas/projects.ts';
+import type { ProjectRow } from '../access.ts';
+import type { Deps } from '../deps.ts';
+import { maskedRepositoryUrl } from '../repository-credentials.ts';
+
+/** A stored project as the wire shows it: credentials masked, the production URL once it has one. */
+export function toProject(deps: Pick<Deps, 'urls'>, row: ProjectRow): Project {
+  return {
+    id: row.id,
+    name: row.name,
+    repositoryUrl: maskedRepositoryUrl(row.repository_url, row.repository_credentials !== null),
+    branch: row.branch,
+    framework: row.framework,
+    organizationId: row.organization_id,
+    status: row.status,
+    deploymentUrl: row.production_deployment_id ? deps.urls.forHost(row.production_host) : null,
+    productionDeploymentId: row.production_deployment_id,
+    installCommand: row.install_command,
+    buildCommand: row.build_command,
+    outputDirectory: row.output_directory,
+    rootDirectory: row.root_directory,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
