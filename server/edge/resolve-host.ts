@@ -137,6 +137,12 @@ const projectOf = (r: Resolution): string | null =>
 export function createHostResolver(deps: ResolverDeps, opts: ResolverOptions = {}): HostResolver {
   const ttlMs = opts.ttlMs ?? 60_000;
   const unknownTtlMs = Math.min(opts.unknownTtlMs ?? 5000, ttlMs);
+  /**
+   * Each answer lives between 90% and 100% of `ttlMs`, at random: hosts looked up together (an
+   * edge starting under load) then expire spread over a tenth of the lifetime instead of all at
+   * once, so their next look-ups do not reach the database in one burst.
+   */
+  const lifetime = () => Math.max(1, Math.round(ttlMs * (0.9 + 0.1 * Math.random())));
   const suffixes = [deps.config.domain];
   if (deps.config.publicEdgeUrl) suffixes.push(new URL(deps.config.publicEdgeUrl).hostname.toLowerCase());
   /** The hosts whose settled answer names each project: what `invalidate(projectId)` drops. */
@@ -294,7 +300,7 @@ export function createHostResolver(deps: ResolverDeps, opts: ResolverOptions = {
     const value = lookup(host);
     if (ttlMs <= 0) return value;
     const entry: Entry = { host, seq, value };
-    cache.set(host, entry);
+    cache.set(host, entry, { ttl: lifetime() });
     pending.add(entry);
     value.then(
       (r) => {
@@ -309,7 +315,7 @@ export function createHostResolver(deps: ResolverDeps, opts: ResolverOptions = {
         // Taken out by a change to some other project: back in, unless a newer look-up is.
         if (!current(entry)) {
           if (cache.peek(host, { allowStale: true })) return;
-          cache.set(host, entry);
+          cache.set(host, entry, { ttl: lifetime() });
         }
         entry.settled = r;
         const projectId = projectOf(r);
