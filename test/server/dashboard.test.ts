@@ -7,6 +7,7 @@ import {
   markLive,
 } from '../../server/services/deployments/deployment-state.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
+import { insertDeployment } from '../helpers/edge.ts';
 import { addMember } from '../helpers/members.ts';
 
 /** The dashboard through inject(): sessions, CSRF, roles, escaping, the API's refusals in words. */
@@ -154,6 +155,39 @@ describe('dashboard', () => {
     expect(d.body).toContain('<span class="f32">compiled</span> ok');
     expect(d.body).toContain('second &lt;line&gt;');
     expect(d.body).toContain('href="https://github.com/acme/site/commit/abcdef1234567"');
+  });
+
+  it('pages a list by cursor: older and back to the newest, filters kept, a foreign cursor named', async () => {
+    const res = await t.call(alice, 'POST', '/v1/projects', {
+      name: 'paged',
+      repositoryUrl: 'https://github.com/acme/paged.git',
+      organizationId: alice.orgId,
+    });
+    const paged = res.body.data.id as string;
+    const made: string[] = [];
+    for (let i = 0; i < 23; i++) {
+      const d = await insertDeployment(t, paged, {
+        branch: 'main',
+        created_at: new Date(Date.UTC(2026, 10, 1, 0, i)).toISOString(),
+      });
+      made.push(d.id);
+    }
+    const { cookie } = await session(alice);
+    const ids = (body: string) =>
+      [...body.matchAll(/href="\/deployments\/(dpl_[A-Za-z0-9_-]+)"/g)].map((m) => m[1]);
+    const first = await get(cookie, `/projects/${paged}?branch=main`);
+    expect(ids(first.body)).toEqual(made.slice(3).reverse());
+    const older = /<a href="([^"]+)" rel="next">Older<\/a>/.exec(first.body);
+    expect(older?.[1]).toMatch(new RegExp(`^/projects/${paged}\\?branch=main&amp;cursor=`));
+    expect(first.body).not.toContain('rel="first"');
+    const second = await get(cookie, older![1]!.replaceAll('&amp;', '&'));
+    expect(ids(second.body)).toEqual(made.slice(0, 3).reverse());
+    expect(second.body).not.toContain('rel="next"');
+    expect(second.body).toContain(`<a href="/projects/${paged}?branch=main" rel="first">Newest</a>`);
+    const foreign = await get(cookie, `/projects/${paged}?cursor=bm90LW91cnM`);
+    expect(foreign.statusCode).toBe(200);
+    expect(foreign.body).toMatch(/role="alert">Invalid request: cursor: /);
+    expect(ids(foreign.body)).toEqual(made.slice(3).reverse());
   });
 
   it('names a bad filter in words and keeps what was typed', async () => {

@@ -11,7 +11,7 @@ export function organizationPage(
   view: View,
   data: {
     org: Organization;
-    projects: { items: Project[]; total: number; page: number; limit: number };
+    projects: { items: Project[]; next: string | null; cursor?: string | undefined };
     members: Member[];
     now: Date;
   },
@@ -61,7 +61,7 @@ export function organizationPage(
           }
         </tbody>
       </table>
-      ${pager(path, new URLSearchParams(), projects)}
+      ${pager(path, new URLSearchParams(), { cursor: projects.cursor, next: projects.next })}
       <h2>Members</h2>
       ${
         isAdmin &&

@@ -1,21 +1,25 @@
 import { html } from '../html.ts';
 
-/** "Page 2 of 7" with previous and next links that keep the other query parameters. */
+/**
+ * "Older" and "Newest" links over a list read by cursor (the API's `meta.next`): every page
+ * costs the same at any depth and counts nothing (docs/api.md#pagination). The other query
+ * parameters (filters) are kept.
+ */
 export function pager(
   path: string,
   params: URLSearchParams,
-  p: { total: number; page: number; limit: number },
+  p: { cursor?: string | undefined; next: string | null },
 ) {
-  const pages = Math.max(1, Math.ceil(p.total / p.limit));
-  if (pages === 1) return '';
-  const link = (page: number) => {
+  if (!p.cursor && !p.next) return '';
+  const link = (cursor?: string) => {
     const q = new URLSearchParams(params);
-    q.set('page', String(page));
-    return `${path}?${q.toString()}`;
+    q.delete('cursor');
+    if (cursor) q.set('cursor', cursor);
+    const query = q.toString();
+    return query ? `${path}?${query}` : path;
   };
   return html`<nav class="pager" aria-label="Pages">
-    ${p.page > 1 ? html`<a href="${link(p.page - 1)}" rel="prev">Previous</a>` : ''}
-    <span>Page ${p.page} of ${pages} · ${p.total} in all</span>
-    ${p.page < pages ? html`<a href="${link(p.page + 1)}" rel="next">Next</a>` : ''}
+    ${p.cursor ? html`<a href="${link()}" rel="first">Newest</a>` : ''}
+    ${p.next ? html`<a href="${link(p.next)}" rel="next">Older</a>` : ''}
   </nav>`;
 }

@@ -9,7 +9,7 @@ const STATUSES = ['queued', 'building', 'deploying', 'live', 'failed'] as const;
 const FINAL = new Set(['live', 'failed']);
 
 export interface ProjectPageData extends ProjectContext {
-  deployments: { items: Deployment[]; total: number };
+  deployments: { items: Deployment[]; next: string | null };
   query: ListDeploymentsQuery;
   /** The filter as typed, kept when it was refused. */
   typed: Record<string, string>;
@@ -50,9 +50,11 @@ export function projectPage(view: View, data: ProjectPageData) {
   const { project, deployments, query, typed, now } = data;
   const path = `${base}/projects/${project.id}`;
   const filters = new URLSearchParams();
-  for (const [k, v] of Object.entries(typed)) if (v && k !== 'page') filters.set(k, v);
+  for (const [k, v] of Object.entries(typed)) if (v && k !== 'cursor') filters.set(k, v);
   const live = deployments.items.some((d) => !FINAL.has(d.status)) ? 'busy' : 'idle';
-  const rowsUrl = `${path}/rows?${new URLSearchParams({ ...Object.fromEntries(filters), page: String(query.page) }).toString()}`;
+  const rows = new URLSearchParams(filters);
+  if (query.cursor) rows.set('cursor', query.cursor);
+  const rowsUrl = `${path}/rows?${rows.toString()}`;
   return projectShell(
     view,
     data,
@@ -119,6 +121,6 @@ export function projectPage(view: View, data: ProjectPageData) {
           ${deploymentRows(view, project, deployments.items, now)}
         </tbody>
       </table>
-      ${pager(path, filters, { total: deployments.total, page: query.page, limit: query.limit })}`,
+      ${pager(path, filters, { cursor: query.cursor, next: deployments.next })}`,
   );
 }

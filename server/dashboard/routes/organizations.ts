@@ -7,6 +7,8 @@ import { listMembers } from '../../services/organizations/list-members.ts';
 import { listOrganizations } from '../../services/organizations/list-organizations.ts';
 import { removeMember } from '../../services/organizations/remove-member.ts';
 import { updateMember } from '../../services/organizations/update-member.ts';
+import { ApiError } from '../../../api/errors.ts';
+import { PageQuery } from '../../../api/schemas/common.ts';
 import { listProjects } from '../../services/projects/list-projects.ts';
 import type { Actor } from '../../services/deps.ts';
 import { submit, type Kit } from '../kit.ts';
@@ -42,19 +44,26 @@ export function organizationRoutes(scope: FastifyInstance, kit: Kit): void {
     view: View,
     actor: Actor,
     name: string,
-    pageNo: number,
+    cursor: string | undefined,
     state: { error?: string; typed?: Record<string, string>; message?: string } = {},
   ) => {
     const org = await getOrganization(deps, actor, name);
+    // A cursor that is not one of this list's reads as the first page.
+    const projectsFrom = (from: string | undefined) =>
+      listProjects(deps, actor, { org: org.id, page: 1, limit: PAGE, ...(from ? { cursor: from } : {}) });
     const [projects, members] = await Promise.all([
-      listProjects(deps, actor, { org: org.id, page: pageNo, limit: PAGE }),
+      projectsFrom(cursor).catch((err: unknown) => {
+        if (!(err instanceof ApiError) || !cursor) throw err;
+        cursor = undefined;
+        return projectsFrom(undefined);
+      }),
       listMembers(deps, actor, org.id, { page: 1, limit: 100 }),
     ]);
     return organizationPage(
       view,
       {
         org,
-        projects: { ...projects, total: projects.total ?? 0, page: pageNo, limit: PAGE },
+        projects: { items: projects.items, next: projects.next, cursor },
         members: members.items,
         now: deps.clock.now(),
       },
@@ -66,8 +75,8 @@ export function organizationRoutes(scope: FastifyInstance, kit: Kit): void {
     '/orgs/:org',
     kit.page(async ({ req, view, session }) => {
       const { org } = req.params as { org: string };
-      const q = req.query as { page?: string; done?: string };
-      const p = Number(q.page ?? 1);
+      const q = req.query as { cursor?: string; done?: string };
+      const cursor = PageQuery.safeParse({ cursor: q.cursor }).data?.cursor;
       const message =
         q.done === 'invited'
           ? 'Invited.'
@@ -76,13 +85,7 @@ export function organizationRoutes(scope: FastifyInstance, kit: Kit): void {
             : q.done === 'removed'
               ? 'Member removed.'
               : undefined;
-      return render(
-        view,
-        session.actor,
-        org,
-        Number.isInteger(p) && p >= 1 ? p : 1,
-        message ? { message } : {},
-      );
+      return render(view, session.actor, org, cursor, message ? { message } : {});
     }),
   );
 
@@ -97,7 +100,7 @@ export function organizationRoutes(scope: FastifyInstance, kit: Kit): void {
         () =>
           inviteMember(deps, ctx.session.actor, org, parseOrThrow(InviteMemberBody, { email, role }, 'body')),
         `/orgs/${org}?done=invited`,
-        (error) => render(ctx.view, ctx.session.actor, org, 1, { error, typed: ctx.form }),
+        (error) => render(ctx.view, ctx.session.actor, org, undefined, { error, typed: ctx.form }),
       );
     }),
   );
@@ -121,7 +124,7 @@ export function organizationRoutes(scope: FastifyInstance, kit: Kit): void {
                 parseOrThrow(UpdateMemberBody, { role: ctx.form.role }, 'body'),
               ),
         `/orgs/${org}?done=${remove ? 'removed' : 'role'}`,
-        (error) => render(ctx.view, ctx.session.actor, org, 1, { error }),
+        (error) => render(ctx.view, ctx.session.actor, org, undefined, { error }),
       );
     }),
   );

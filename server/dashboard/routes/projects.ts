@@ -57,7 +57,7 @@ export function projectRoutes(scope: FastifyInstance, kit: Kit): void {
       if (
         typeof v === 'string' &&
         v !== '' &&
-        ['status', 'target', 'branch', 'commitHash', 'page'].includes(k)
+        ['status', 'target', 'branch', 'commitHash', 'cursor'].includes(k)
       )
         typed[k] = v;
     }
@@ -69,8 +69,19 @@ export function projectRoutes(scope: FastifyInstance, kit: Kit): void {
       if (!(err instanceof ApiError)) throw err;
       error = err.message;
     }
-    const found = await listDeployments(deps, actor, projectId, query);
-    return { query, typed, error, deployments: { ...found, total: found.total ?? 0 } };
+    let found;
+    try {
+      found = await listDeployments(deps, actor, projectId, query);
+    } catch (err) {
+      // A cursor that is not one of this list's: say so above the first page.
+      if (!(err instanceof ApiError) || query.cursor === undefined) throw err;
+      error = err.message;
+      const { cursor: _, ...first } = query;
+      query = first;
+      delete typed.cursor;
+      found = await listDeployments(deps, actor, projectId, query);
+    }
+    return { query, typed, error, deployments: found };
   };
 
   scope.get(
