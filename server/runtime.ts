@@ -7,6 +7,7 @@ import { createCipher, loadEncryptionKey } from './lib/secrets.ts';
 import { createDns, type Dns } from './lib/dns.ts';
 import type { Deps } from './services/deps.ts';
 import { createMetricsCache } from './services/monitoring/metrics-cache.ts';
+import { lazyPaymentKey } from './payments/secret.ts';
 import { createTokenCache } from './services/token-cache.ts';
 import { createOidcKeys } from './services/trust/oidc-keys.ts';
 import { createUrls } from './services/urls.ts';
@@ -45,5 +46,6 @@ export async function createDeps(config: Config, opts: RuntimeOptions = {}): Pro
     tokens: createTokenCache(store.notifier, config.tokenCacheTtlMs),
     metrics: createMetricsCache(() => clock.now().getTime()),
     oidcKeys: createOidcKeys(config.oidc),
+    paymentKey: lazyPaymentKey(config, log),
   };
 }

@@ -8,7 +8,6 @@ import type { SettleHook } from './method.ts';
 import { PAYMENT_METHODS } from './methods.ts';
 import type { PaidOperation } from './operations.ts';
 import { PaymentRefused } from './refusal.ts';
-import { paymentSecret } from './secret.ts';
 import { verifyCredential } from './verify-credential.ts';
 
 export interface PaidRequest {
@@ -26,7 +25,7 @@ function realmOf(deps: Deps, req: FastifyRequest): string {
 
 /** 402 with a fresh challenge for every accepted method; nothing is stored, so nothing needs cleaning up. */
 async function sendPaymentRequired(r: PaidRequest, refusal: PaymentRefused): Promise<HandlerResult> {
-  const secret = paymentSecret(r.deps);
+  const secret = r.deps.paymentKey();
   const now = r.deps.clock.now();
   const realm = realmOf(r.deps, r.req);
   const challenges = PAYMENT_METHODS.map((method) =>

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ConfigError } from '../config.ts';
-import type { Deps } from '../services/deps.ts';
+import type { Logger } from 'pino';
+import { ConfigError, type Config } from '../config.ts';
 
 /** Shortest accepted SLIPWAY_PAYMENT_SECRET: an HMAC key needs at least 256 bits to be worth having. */
 const MIN_SECRET_LENGTH = 32;
@@ -39,17 +39,12 @@ export function loadPaymentSecret(
   return key;
 }
 
-const cache = new WeakMap<Deps, Buffer>();
-
 /**
- * The payment key of this service, loaded once. It is read here rather than in config.ts so that
- * the payment code stays in one folder; the environment is read only on first use.
+ * The payment key of a service (`Deps.paymentKey`), loaded on first use: the environment and
+ * the key file are read only when a paid operation runs. It is read here rather than in
+ * config.ts so that the payment code stays in one folder.
  */
-export function paymentSecret(deps: Deps): Buffer {
-  let key = cache.get(deps);
-  if (!key) {
-    key = loadPaymentSecret(deps.config.paymentSecret, deps.config.dataDir, (m) => deps.log.warn(m));
-    cache.set(deps, key);
-  }
-  return key;
+export function lazyPaymentKey(config: Pick<Config, 'paymentSecret' | 'dataDir'>, log: Logger): () => Buffer {
+  let key: Buffer | undefined;
+  return () => (key ??= loadPaymentSecret(config.paymentSecret, config.dataDir, (m) => log.warn(m)));
 }

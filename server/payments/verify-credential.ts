@@ -11,7 +11,6 @@ import { findMethod, PAYMENT_METHODS } from './methods.ts';
 import { formatCents } from './money.ts';
 import { operationName, PAID_OPERATIONS, type PaidOperation } from './operations.ts';
 import { PaymentRefused } from './refusal.ts';
-import { paymentSecret } from './secret.ts';
 
 /** A credential that passed every check that needs no transaction. */
 export interface VerifiedPayment {
@@ -64,7 +63,7 @@ function checkAmount(credential: PaymentCredential, method: PaymentMethod, opera
 
 /** The HMAC proves the parameters are ours, for this operation and this caller; expiry is checked after. */
 function checkChallenge(deps: Deps, actor: Actor, credential: PaymentCredential, operation: PaidOperation) {
-  const secret = paymentSecret(deps);
+  const secret = deps.paymentKey();
   const challenge = credential.challenge;
   if (!challengeMatches(secret, challenge, { operation, userId: actor.userId })) {
     const other = Object.values(PAID_OPERATIONS).find(

@@ -30,6 +30,8 @@ export interface Deps {
   metrics: MetricsCache;
   /** The signing keys of the OIDC issuer `config.oidc` names, fetched when needed. */
   oidcKeys: OidcKeys;
+  /** The key payment challenges are signed with, loaded on first use (server/payments/secret.ts). */
+  paymentKey: () => Buffer;
 }
 
 /** Who is calling: resolved from the bearer token. */

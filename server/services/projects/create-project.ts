@@ -3,12 +3,11 @@ import type { CreateProjectBody, Project } from '../../../api/schemas/projects.t
 import { newId } from '../../lib/ids.ts';
 import type { SettleHook } from '../../payments/method.ts';
 import { isUniqueViolation } from '../../store/errors.ts';
-import { requireRole } from '../access.ts';
 import type { Actor, Deps } from '../deps.ts';
 import { allocateProductionHost } from './allocate-production-host.ts';
 import { buildSettingsOf } from './build-settings-of.ts';
 import { checkRepositoryUrl } from './check-repository-url.ts';
-import { resolveOrganization } from './resolve-organization.ts';
+import { requireOrganization } from '../organizations/find-organization.ts';
 import { storedRepository } from './stored-repository.ts';
 import { toProject } from './to-project.ts';
 
@@ -19,8 +18,7 @@ export async function createProject(
   body: CreateProjectBody,
   settle?: SettleHook,
 ): Promise<Project> {
-  const org = await resolveOrganization(deps, actor, body.organizationId);
-  await requireRole(deps, actor, org.id, 'developer', `Organization ${body.organizationId}`);
+  const { org } = await requireOrganization(deps, actor, body.organizationId, 'developer');
   await checkRepositoryUrl(deps, body.repositoryUrl);
   const repository = storedRepository(deps, body.repositoryUrl, null);
   const now = deps.clock.now().toISOString();

@@ -1,8 +1,7 @@
 import type { ListProjectsQuery, Project } from '../../../api/schemas/projects.ts';
-import { requireRole } from '../access.ts';
 import type { Actor, Deps } from '../deps.ts';
 import { readPage, type ListPage } from '../pagination.ts';
-import { resolveOrganization } from './resolve-organization.ts';
+import { requireOrganization } from '../organizations/find-organization.ts';
 import { toProject } from './to-project.ts';
 
 /**
@@ -16,8 +15,7 @@ export async function listProjects(
 ): Promise<ListPage<Project>> {
   let orgIds: string[];
   if (q.org) {
-    const org = await resolveOrganization(deps, actor, q.org);
-    await requireRole(deps, actor, org.id, 'viewer', `Organization ${q.org}`);
+    const { org } = await requireOrganization(deps, actor, q.org, 'viewer');
     orgIds = [org.id];
   } else {
     const rows = await deps.db
