@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { createTestApp, type TestApp, type TestUser } from '../../helpers/app.ts';
+import { ManualClock } from '../../helpers/clock.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
 
 const url = process.env.SLIPWAY_TEST_DATABASE_URL;
@@ -20,7 +21,12 @@ describe.skipIf(!url)(
     let projectId: string;
     beforeAll(async () => {
       database = await createTestDatabase();
-      t = await createTestApp({ env: { DATABASE_URL: database.url } });
+      // Token lookups cached for the whole test, and a clock that stands still so that a token's
+      // last use (kept to the minute) is never written: only the reads' own statements are counted.
+      t = await createTestApp({
+        env: { DATABASE_URL: database.url, SLIPWAY_TOKEN_CACHE_TTL: '1h' },
+        clock: new ManualClock(),
+      });
       alice = await t.user();
       bob = await t.user();
       const res = await t.call(alice, 'POST', '/v1/projects', {
@@ -30,7 +36,7 @@ describe.skipIf(!url)(
       });
       expect(res.status).toBe(201);
       projectId = res.body.data.id;
-      // Token lookups are cached after the first request of each token.
+      // Each token's lookup is cached after its first request.
       expect((await t.call(alice, 'GET', '/v1/user')).status).toBe(200);
       expect((await t.call(bob, 'GET', '/v1/user')).status).toBe(200);
     });
