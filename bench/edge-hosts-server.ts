@@ -16,7 +16,7 @@ import { createHostResolver } from '../server/edge/resolve-host.ts';
 import { createEdgeServer } from '../server/edge/server.ts';
 import { newId } from '../server/lib/ids.ts';
 import { createDeps } from '../server/runtime.ts';
-import { storeSite } from '../test/helpers/edge.ts';
+import { insertLiveSites, organizationRow, storeSite } from '../test/helpers/edge.ts';
 
 const hosts = Number(process.env.HOSTS ?? 10_000);
 const dataDir = mkdtempSync(join(tmpdir(), 'slipway-bench-hosts-'));
@@ -29,90 +29,16 @@ const deps = await createDeps(
   }),
   { log: pino({ level: 'silent' }) },
 );
-const now = new Date().toISOString();
 const artifactId = await storeSite(deps.config.artifactsDir, { 'file-10k.txt': 'x'.repeat(10 * 1024) });
 const orgId = newId('org');
-await deps.db
-  .insertInto('organizations')
-  .values({
-    id: orgId,
-    name: 'bench',
-    display_name: 'bench',
-    plan: 'free',
-    personal_user_id: null,
-    created_at: now,
-    updated_at: now,
-  })
-  .execute();
-const projectIds: string[] = [];
-for (let start = 0; start < hosts; start += 500) {
-  const batch = Array.from({ length: Math.min(500, hosts - start) }, (_, k) => {
-    const i = start + k;
-    return { i, projectId: newId('prj'), deploymentId: newId('dpl') };
-  });
-  await deps.db
-    .insertInto('projects')
-    .values(
-      batch.map(({ i, projectId }) => ({
-        id: projectId,
-        organization_id: orgId,
-        name: `site-${i}`,
-        repository_url: 'https://example.com/bench.git',
-        branch: 'main',
-        framework: 'static',
-        status: 'active' as const,
-        production_host: `site-${i}`,
-        production_deployment_id: null,
-        created_at: now,
-        updated_at: now,
-        deleted_at: null,
-      })),
-    )
-    .execute();
-  await deps.db
-    .insertInto('deployments')
-    .values(
-      batch.map(({ i, projectId, deploymentId }) => ({
-        id: deploymentId,
-        project_id: projectId,
-        source: 'git' as const,
-        use_cache: 1,
-        status: 'live' as const,
-        target: 'production' as const,
-        branch: 'main',
-        requested_commit: null,
-        commit_hash: null,
-        commit_message: null,
-        message: null,
-        author: null,
-        host: `site-${i}-live`,
-        build_duration_ms: null,
-        deploy_duration_ms: null,
-        error_message: null,
-        rollback_from: null,
-        source_deployment_id: null,
-        artifact_id: artifactId,
-        runtime: JSON.stringify({ kind: 'static', spa: false }),
-        created_by: null,
-        created_at: now,
-        updated_at: now,
-        started_at: now,
-        ready_at: now,
-        promoted_at: null,
-      })),
-    )
-    .execute();
-  projectIds.push(...batch.map((b) => b.projectId));
-}
-await deps.db
-  .updateTable('projects')
-  .set((eb) => ({
-    production_deployment_id: eb
-      .selectFrom('deployments')
-      .select('deployments.id')
-      .whereRef('deployments.project_id', '=', 'projects.id'),
-  }))
-  .execute();
+await deps.db.insertInto('organizations').values(organizationRow(orgId)).execute();
+const sites = await insertLiveSites(
+  deps.db,
+  orgId,
+  artifactId,
+  Array.from({ length: hosts }, (_, i) => `site-${i}`),
+);
+const projectIds = sites.map((s) => s.project.id);
 
 const edge = (ttlMs: number) => {
   const resolver = createHostResolver(deps, { ttlMs });

@@ -18,7 +18,6 @@ import { buildApp } from '../server/app.ts';
 import { loadConfig } from '../server/config.ts';
 import { createHostResolver } from '../server/edge/resolve-host.ts';
 import { createEdgeServer } from '../server/edge/server.ts';
-import { newId } from '../server/lib/ids.ts';
 import {
   BUCKET_COUNT,
   emptyHistogram,
@@ -37,7 +36,7 @@ import {
 import { getMetrics } from '../server/services/monitoring/get-metrics.ts';
 import { createToken } from '../server/services/users/create-token.ts';
 import { findOrCreateUser } from '../server/services/users/find-or-create-user.ts';
-import { storeSite } from '../test/helpers/edge.ts';
+import { insertLiveSites, storeSite } from '../test/helpers/edge.ts';
 
 const MINUTE = 60_000;
 const DAYS = Number(process.env.BENCH_METRICS_DAYS ?? 30);
@@ -61,66 +60,12 @@ const { id: orgId } = await deps.db
   .executeTakeFirstOrThrow();
 // Enterprise, with a limit the bench cannot reach: we measure the work, not the 429s.
 await deps.db.updateTable('organizations').set({ plan: 'enterprise' }).where('id', '=', orgId).execute();
-const now = new Date().toISOString();
 const artifactId = await storeSite(deps.config.artifactsDir, {
   'index.html': '<h1>bench</h1>\n',
   'file-10k.txt': 'x'.repeat(10 * 1024),
 });
-const projectId = newId('prj');
-const deploymentId = newId('dpl');
-await deps.db
-  .insertInto('projects')
-  .values({
-    id: projectId,
-    organization_id: orgId,
-    name: 'bench',
-    repository_url: 'https://example.com/bench.git',
-    branch: 'main',
-    framework: 'static',
-    status: 'active',
-    production_host: 'bench',
-    production_deployment_id: null,
-    created_at: now,
-    updated_at: now,
-    deleted_at: null,
-  })
-  .execute();
-await deps.db
-  .insertInto('deployments')
-  .values({
-    id: deploymentId,
-    project_id: projectId,
-    source: 'git',
-    use_cache: 1,
-    status: 'live',
-    target: 'production',
-    branch: 'main',
-    requested_commit: null,
-    commit_hash: null,
-    commit_message: null,
-    message: null,
-    author: null,
-    host: 'bench-live',
-    build_duration_ms: null,
-    deploy_duration_ms: null,
-    error_message: null,
-    rollback_from: null,
-    source_deployment_id: null,
-    artifact_id: artifactId,
-    runtime: JSON.stringify({ kind: 'static', spa: false }),
-    created_by: null,
-    created_at: now,
-    updated_at: now,
-    started_at: now,
-    ready_at: now,
-    promoted_at: null,
-  })
-  .execute();
-await deps.db
-  .updateTable('projects')
-  .set({ production_deployment_id: deploymentId })
-  .where('id', '=', projectId)
-  .execute();
+const [site] = await insertLiveSites(deps.db, orgId, artifactId, ['bench']);
+const projectId = site!.project.id;
 
 // 30 days of minutes, every one with traffic: a busy project's worst case.
 const started = Date.now();

@@ -15,7 +15,7 @@ import { createHostResolver } from '../server/edge/resolve-host.ts';
 import { createEdgeServer } from '../server/edge/server.ts';
 import { createRequestRecorder } from '../server/monitoring/request-recorder.ts';
 import { createDeps } from '../server/runtime.ts';
-import { storeSite } from '../test/helpers/edge.ts';
+import { insertLiveSites, organizationRow, storeSite } from '../test/helpers/edge.ts';
 import { newId } from '../server/lib/ids.ts';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'slipway-bench-monitoring-'));
@@ -27,79 +27,13 @@ const deps = await createDeps(
   }),
   { log: pino({ level: 'silent' }) },
 );
-const now = new Date().toISOString();
 const artifactId = await storeSite(deps.config.artifactsDir, {
   'index.html': '<h1>bench</h1>\n',
   'file-10k.txt': 'x'.repeat(10 * 1024),
 });
 const orgId = newId('org');
-const projectId = newId('prj');
-const deploymentId = newId('dpl');
-await deps.db
-  .insertInto('organizations')
-  .values({
-    id: orgId,
-    name: 'bench',
-    display_name: 'bench',
-    plan: 'free',
-    personal_user_id: null,
-    created_at: now,
-    updated_at: now,
-  })
-  .execute();
-await deps.db
-  .insertInto('projects')
-  .values({
-    id: projectId,
-    organization_id: orgId,
-    name: 'bench',
-    repository_url: 'https://example.com/bench.git',
-    branch: 'main',
-    framework: 'static',
-    status: 'active',
-    production_host: 'bench',
-    production_deployment_id: null,
-    created_at: now,
-    updated_at: now,
-    deleted_at: null,
-  })
-  .execute();
-await deps.db
-  .insertInto('deployments')
-  .values({
-    id: deploymentId,
-    project_id: projectId,
-    source: 'git',
-    use_cache: 1,
-    status: 'live',
-    target: 'production',
-    branch: 'main',
-    requested_commit: null,
-    commit_hash: null,
-    commit_message: null,
-    message: null,
-    author: null,
-    host: 'bench-live',
-    build_duration_ms: null,
-    deploy_duration_ms: null,
-    error_message: null,
-    rollback_from: null,
-    source_deployment_id: null,
-    artifact_id: artifactId,
-    runtime: JSON.stringify({ kind: 'static', spa: false }),
-    created_by: null,
-    created_at: now,
-    updated_at: now,
-    started_at: now,
-    ready_at: now,
-    promoted_at: null,
-  })
-  .execute();
-await deps.db
-  .updateTable('projects')
-  .set({ production_deployment_id: deploymentId })
-  .where('id', '=', projectId)
-  .execute();
+await deps.db.insertInto('organizations').values(organizationRow(orgId)).execute();
+await insertLiveSites(deps.db, orgId, artifactId, ['bench']);
 
 const recorder = createRequestRecorder(deps);
 const recording = createEdgeServer({

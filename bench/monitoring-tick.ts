@@ -3,7 +3,6 @@ import { performance } from 'node:perf_hooks';
 import type { Server } from 'node:http';
 import { createEdgeServer } from '../server/edge/server.ts';
 import { createHostResolver } from '../server/edge/resolve-host.ts';
-import { newId } from '../server/lib/ids.ts';
 import { FAILURE_LOOKBACK_MS } from '../server/monitoring/deployment-failed-alert.ts';
 import { runMonitoringTick } from '../server/monitoring/monitoring-tick.ts';
 import { createRequestRecorder } from '../server/monitoring/request-recorder.ts';
@@ -12,7 +11,7 @@ import { recordRequests, type ServedRequest } from '../server/services/monitorin
 import type { DeploymentsTable, ProjectsTable } from '../server/store/schema.ts';
 import { createTestApp, type TestApp } from '../test/helpers/app.ts';
 import { ManualClock } from '../test/helpers/clock.ts';
-import { listen, storeSite } from '../test/helpers/edge.ts';
+import { deploymentRow, listen, projectRow, storeSite } from '../test/helpers/edge.ts';
 import { ratio, table } from './lib.ts';
 
 const SIZES = [100, 1000, 10_000];
@@ -31,73 +30,24 @@ async function insertChunks<T>(rows: T[], insert: (chunk: T[]) => Promise<unknow
 async function load(t: TestApp, n: number, artifactId: string) {
   const user = await t.user('bench@example.com');
   const now = t.deps.clock.now().getTime();
-  const template: Omit<DeploymentsTable, 'id' | 'project_id' | 'host' | 'status'> = {
-    target: 'production',
-    branch: 'main',
-    requested_commit: null,
-    commit_hash: null,
-    commit_message: null,
-    message: null,
-    author: null,
-    build_duration_ms: null,
-    deploy_duration_ms: null,
-    error_message: null,
-    rollback_from: null,
-    source_deployment_id: null,
-    artifact_id: artifactId,
-    runtime: null,
-    created_by: null,
-    created_at: '',
-    updated_at: '',
-    started_at: null,
-    ready_at: null,
-    promoted_at: null,
-    source: 'git',
-    source_files: null,
-    framework: null,
-    use_cache: 1,
-  };
   const projects: ProjectsTable[] = [];
   const deployments: DeploymentsTable[] = [];
   for (let i = 0; i < n; i++) {
-    const id = newId('prj');
-    const name = `bench-${i}`;
-    let production = '';
+    const project = projectRow(user.orgId, new Date(now).toISOString(), { name: `bench-${i}` });
     for (let j = 0; j < DEPLOYMENTS_PER_PROJECT; j++) {
       const at = new Date(now - (DEPLOYMENTS_PER_PROJECT - j) * 86_400_000).toISOString();
-      const d: DeploymentsTable = {
-        ...template,
-        id: newId('dpl'),
-        project_id: id,
-        host: `${name}-${j}`,
-        // One failure, days ago: outside the deployment_failed lookback, as most failures are.
-        status: j === 3 ? 'failed' : 'live',
-        created_at: at,
-        updated_at: at,
-        ready_at: j === 3 ? null : at,
-      };
+      // One failure, days ago: outside the deployment_failed lookback, as most failures are.
+      const failed = j === 3;
+      const d = deploymentRow(project.id, at, {
+        host: `${project.name}-${j}`,
+        status: failed ? 'failed' : 'live',
+        artifact_id: artifactId,
+        ready_at: failed ? null : at,
+      });
       deployments.push(d);
-      if (d.status === 'live') production = d.id;
+      if (!failed) project.production_deployment_id = d.id;
     }
-    projects.push({
-      id,
-      organization_id: user.orgId,
-      name,
-      repository_url: 'https://example.com/repo.git',
-      repository_credentials: null,
-      branch: 'main',
-      framework: null,
-      install_command: null,
-      build_command: null,
-      output_directory: null,
-      root_directory: null,
-      status: 'active',
-      production_host: name,
-      production_deployment_id: production,
-      created_at: new Date(now).toISOString(),
-      updated_at: new Date(now).toISOString(),
-      deleted_at: null,
-    });
+    projects.push(project);
   }
   await insertChunks(projects, (c) => t.deps.db.insertInto('projects').values(c).execute(), 200);
   await insertChunks(deployments, (c) => t.deps.db.insertInto('deployments').values(c).execute(), 100);

@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createArtifactStore } from '../../server/builder/artifacts.ts';
 import { newId, randomString } from '../../server/lib/ids.ts';
-import type { DeploymentsTable, ProjectsTable } from '../../server/store/schema.ts';
+import type { Kysely } from 'kysely';
+import type { Database, DeploymentsTable, ProjectsTable } from '../../server/store/schema.ts';
 import type { TestApp } from './app.ts';
 
 /** Stores `files` (site path -> content) as a real artifact under `root`; returns its id. */
@@ -24,6 +25,19 @@ export async function storeSite(root: string, files: Record<string, string | Buf
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** An organization row (free plan, nobody's personal one), for inserts straight into the database. */
+export function organizationRow(id = newId('org'), name = 'bench', now = new Date().toISOString()) {
+  return {
+    id,
+    name,
+    display_name: name,
+    plan: 'free' as const,
+    personal_user_id: null,
+    created_at: now,
+    updated_at: now,
+  };
 }
 
 /** A project row (active, with a random name), for inserts straight into the database. */
@@ -119,6 +133,43 @@ export async function setProduction(t: TestApp, projectId: string, deploymentId:
     .set({ production_deployment_id: deploymentId })
     .where('id', '=', projectId)
     .execute();
+}
+
+/**
+ * Inserts a project per name, each served in production by a live deployment of the static site
+ * `artifactId` (hosts `<name>.<domain>`), in batches; returns their rows in order.
+ */
+export async function insertLiveSites(
+  db: Kysely<Database>,
+  orgId: string,
+  artifactId: string,
+  names: string[],
+  now = new Date().toISOString(),
+): Promise<{ project: ProjectsTable; deployment: DeploymentsTable }[]> {
+  const sites = names.map((name) => {
+    const project = projectRow(orgId, now, { name, framework: 'static' });
+    const deployment = deploymentRow(project.id, now, {
+      host: `${name}-live`,
+      artifact_id: artifactId,
+      runtime: JSON.stringify({ kind: 'static', spa: false }),
+      started_at: now,
+      ready_at: now,
+    });
+    project.production_deployment_id = deployment.id;
+    return { project, deployment };
+  });
+  for (let i = 0; i < sites.length; i += 500) {
+    const batch = sites.slice(i, i + 500);
+    await db
+      .insertInto('projects')
+      .values(batch.map((s) => s.project))
+      .execute();
+    await db
+      .insertInto('deployments')
+      .values(batch.map((s) => s.deployment))
+      .execute();
+  }
+  return sites;
 }
 
 /** Listens on 127.0.0.1 on a free port; returns the port. */
