@@ -1,23 +1,22 @@
 import fastJsonStringify from 'fast-json-stringify';
 import type { FastifySchemaCompiler, FastifySerializerCompiler } from 'fastify';
 import { z } from 'zod';
-import { ApiError } from '../../api/errors.ts';
-import { toFieldIssues } from './validation.ts';
+import { parseOrThrow } from './validation.ts';
 
 /**
  * Fastify's schema compilers, fed with the route tables' zod schemas (the same ones the OpenAPI
  * description is generated from).
  */
 
-/** Checks and parses a request part; a failure is a VALIDATION_ERROR naming the fields. */
+/** Checks and parses a request part (`parseOrThrow`); a failure is a VALIDATION_ERROR naming the fields. */
 export const zodValidatorCompiler: FastifySchemaCompiler<z.ZodType> =
   ({ schema, httpPart }) =>
   (value: unknown) => {
-    // No body at all is an empty object to a body schema (whose fields may all be optional).
-    const result = schema.safeParse(value ?? (httpPart === 'body' ? {} : value));
-    return result.success
-      ? { value: result.data }
-      : { error: ApiError.validation(toFieldIssues(result.error)) };
+    try {
+      return { value: parseOrThrow(schema, value, httpPart ?? '') };
+    } catch (error) {
+      return { error: error as Error };
+    }
   };
 
 /**
