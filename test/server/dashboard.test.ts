@@ -190,6 +190,24 @@ describe('dashboard', () => {
     expect(ids(foreign.body)).toEqual(made.slice(3).reverse());
   });
 
+  it('neither echoes nor runs a hostile cursor', async () => {
+    const { cookie } = await session(alice);
+    const script = '"><script>alert(1)</script>';
+    // Well-formed base64url of a pair of strings with SQL in them: read as a position, nothing else.
+    const sqlish = Buffer.from(JSON.stringify(["2999' or 1=1 --", 'x'])).toString('base64url');
+    for (const cursor of [script, sqlish]) {
+      for (const url of [`/projects/${projectId}`, `/orgs/${alice.orgId}`]) {
+        const page = await get(cookie, `${url}?cursor=${encodeURIComponent(cursor)}`);
+        expect(page.statusCode).toBe(200);
+        expect(page.body).not.toContain('<script>alert(1)</script>');
+        expect(page.body).not.toContain('or 1=1');
+      }
+    }
+    const listed = await t.call(alice, 'GET', `/v1/projects/${projectId}/deployments?cursor=${sqlish}`);
+    expect(listed.status).toBe(200);
+    expect(listed.body.data).toEqual([]);
+  });
+
   it('names a bad filter in words and keeps what was typed', async () => {
     const { cookie } = await session(alice);
     const page = await get(cookie, `/projects/${projectId}?status=bogus&branch=main`);
