@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { alternate, load, ratio, table, type LoadResult } from './lib.ts';
+import { alternate, load, pairedRatio, ratio, table, type LoadResult } from './lib.ts';
 
 interface ServerInfo {
   base: string;
@@ -40,19 +40,19 @@ export async function benchApi(seconds: number): Promise<string> {
           opts: { headers },
         },
       ],
-      { seconds },
+      { seconds, rounds: 5 },
     );
-    const bareRps = reads.get('bare fastify JSON')!.rps;
-    const row = (name: string, r: LoadResult) => ({
+    const bare = reads.get('bare fastify JSON')!;
+    const row = (name: string, r: LoadResult, pct: number) => ({
       case: name,
       rps: r.rps,
       p50_ms: r.p50,
       p99_ms: r.p99,
-      ratio_pct: ratio(r.rps, bareRps),
+      ratio_pct: pct,
       non2xx: r.non2xx,
     });
-    const rows = [...reads].map(([name, r]) => row(name, r));
-    const readRatio = ratio(reads.get('GET /v1/projects/:id (auth)')!.rps, bareRps);
+    const rows = [...reads].map(([name, r]) => row(name, r, pairedRatio(r, bare)));
+    const readRatio = pairedRatio(reads.get('GET /v1/projects/:id (auth)')!, bare);
     if (info.hasDeployments) {
       const postRes = await load(`${info.base}/v1/projects/${info.projectId}/deployments`, {
         seconds,
@@ -60,10 +60,10 @@ export async function benchApi(seconds: number): Promise<string> {
         headers,
         body: JSON.stringify({ message: 'bench' }),
       });
-      rows.push(row('POST /v1/projects/:id/deployments', postRes));
+      rows.push(row('POST /v1/projects/:id/deployments', postRes, ratio(postRes.rps, bare.rps)));
     }
     return [
-      `API throughput (median of 3 alternating ${seconds} s rounds, 10 connections, SQLite, server in its own process)`,
+      `API throughput (5 alternating ${seconds} s rounds: median requests/s, median of each round's ratio; 10 connections, SQLite, server in its own process)`,
       table(rows),
       `Target: authenticated reads >= 50% of the bare route -> ${readRatio}%: ${readRatio >= 50 ? 'met' : 'NOT met'}`,
     ].join('\n');

@@ -15,7 +15,7 @@ import { loadConfig } from '../server/config.ts';
 import { createHostResolver } from '../server/edge/resolve-host.ts';
 import { createEdgeServer } from '../server/edge/server.ts';
 import { newId } from '../server/lib/ids.ts';
-import { createDeps } from '../server/runtime.ts';
+import { closeDeps, createDeps } from '../server/runtime.ts';
 import { insertLiveSites, organizationRow, storeSite } from '../test/helpers/edge.ts';
 
 const hosts = Number(process.env.HOSTS ?? 10_000);
@@ -77,5 +77,5 @@ process.stdout.write(
   }) + '\n',
 );
 process.on('SIGTERM', () => {
-  void deps.store.close().finally(() => process.exit(0));
+  void closeDeps(deps).finally(() => process.exit(0));
 });

@@ -82,17 +82,29 @@ export interface LoadCase {
 export async function alternate(
   cases: LoadCase[],
   opts: { seconds: number; rounds?: number },
-): Promise<Map<string, LoadResult>> {
+): Promise<Map<string, LoadResult & { rounds: number[] }>> {
   const rounds = opts.rounds ?? 3;
   for (const c of cases) await load(c.url, { ...c.opts, seconds: 1 });
   const runs = new Map<string, LoadResult[]>(cases.map((c) => [c.name, []]));
   for (let i = 0; i < rounds; i++) {
     for (const c of cases) runs.get(c.name)!.push(await load(c.url, { ...c.opts, seconds: opts.seconds }));
   }
-  const medians = new Map<string, LoadResult>();
+  const medians = new Map<string, LoadResult & { rounds: number[] }>();
   for (const [name, rs] of runs) {
     const sorted = [...rs].sort((a, b) => a.rps - b.rps);
-    medians.set(name, sorted[Math.floor(sorted.length / 2)]!);
+    medians.set(name, { ...sorted[Math.floor(sorted.length / 2)]!, rounds: rs.map((r) => r.rps) });
   }
   return medians;
+}
+
+/**
+ * `a` as a percentage of `b`, from targets measured by `alternate`: the median of the ratios of
+ * each round, whose two runs were seconds apart. Load on the machine that changes between
+ * rounds moves both runs of a round alike, so this varies less than a ratio of two medians.
+ */
+export function pairedRatio(a: { rounds: number[] }, b: { rounds: number[] }): number {
+  const ratios = a.rounds.map((rps, i) => rps / (b.rounds[i] || 1)).sort((x, y) => x - y);
+  const mid = ratios.length / 2;
+  const median = ratios.length % 2 ? ratios[Math.floor(mid)]! : (ratios[mid - 1]! + ratios[mid]!) / 2;
+  return Math.round(median * 1000) / 10;
 }

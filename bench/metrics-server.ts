@@ -26,7 +26,7 @@ import {
   percentile,
 } from '../server/monitoring/histogram.ts';
 import { createRequestRecorder } from '../server/monitoring/request-recorder.ts';
-import { createDeps } from '../server/runtime.ts';
+import { closeDeps, createDeps } from '../server/runtime.ts';
 import {
   mergeStatusCounts,
   parseStatusCounts,
@@ -231,7 +231,7 @@ const stop = () => {
   void app
     .close()
     .then(() => recorder.close())
-    .then(() => deps.store.close())
+    .then(() => closeDeps(deps))
     .then(() => process.exit(0));
 };
 process.on('SIGINT', stop);

@@ -14,7 +14,7 @@ import { loadConfig } from '../server/config.ts';
 import { createHostResolver } from '../server/edge/resolve-host.ts';
 import { createEdgeServer } from '../server/edge/server.ts';
 import { createRequestRecorder } from '../server/monitoring/request-recorder.ts';
-import { createDeps } from '../server/runtime.ts';
+import { closeDeps, createDeps } from '../server/runtime.ts';
 import { insertLiveSites, organizationRow, storeSite } from '../test/helpers/edge.ts';
 import { newId } from '../server/lib/ids.ts';
 
@@ -81,7 +81,7 @@ const stop = () => {
   control.close();
   void recorder
     .close()
-    .then(() => deps.store.close())
+    .then(() => closeDeps(deps))
     .then(() => process.exit(0));
 };
 process.on('SIGINT', stop);

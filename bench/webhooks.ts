@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import pino from 'pino';
 import { loadConfig } from '../server/config.ts';
-import { createDeps } from '../server/runtime.ts';
+import { closeDeps, createDeps } from '../server/runtime.ts';
 import { createDeployment } from '../server/services/deployments/create-deployment.ts';
 import { markBuilding, markDeploying, markLive } from '../server/services/deployments/deployment-state.ts';
 import type { Actor, Deps } from '../server/services/deps.ts';
@@ -237,7 +237,7 @@ export async function benchWebhooks(): Promise<string> {
   } finally {
     await worker.stop(0);
     await rx.close();
-    await deps.store.close();
+    await closeDeps(deps);
     rmSync(dataDir, { recursive: true, force: true });
   }
 }

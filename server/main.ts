@@ -4,7 +4,7 @@ import { StartupError } from './lib/startup-error.ts';
 import { withoutPassword } from './token-command.ts';
 import { BotSettingsError } from '../bot/settings.ts';
 import { defaultRoles, serve, ROLES, type Role } from './serve.ts';
-import { createDeps } from './runtime.ts';
+import { closeDeps, createDeps } from './runtime.ts';
 import type { Deps } from './services/deps.ts';
 import { createToken } from './services/users/create-token.ts';
 import { findOrCreateUser } from './services/users/find-or-create-user.ts';
@@ -143,7 +143,7 @@ async function withDeps(config: Config, fn: (deps: Deps) => Promise<void>): Prom
   try {
     await fn(deps);
   } finally {
-    await deps.store.close();
+    await closeDeps(deps);
   }
 }
 

@@ -12,6 +12,7 @@ import { createTokenCache } from './services/token-cache.ts';
 import { createOidcKeys } from './services/trust/oidc-keys.ts';
 import { createUrls } from './services/urls.ts';
 import { openStore } from './store/db.ts';
+import { createRateCounts } from './http/rate-counts.ts';
 
 export interface RuntimeOptions {
   clock?: Clock;
@@ -47,5 +48,18 @@ export async function createDeps(config: Config, opts: RuntimeOptions = {}): Pro
     metrics: createMetricsCache(() => clock.now().getTime()),
     oidcKeys: createOidcKeys(config.oidc),
     paymentKey: lazyPaymentKey(config, log),
+    rateCounts:
+      store.dialect.name === 'sqlite'
+        ? createRateCounts(store, { onError: (err) => log.warn({ err }, 'writing rate-limit counts failed') })
+        : undefined,
   };
+}
+
+/** Writes what this process holds back (the rate-limit counts), then closes the database. */
+export async function closeDeps(deps: Pick<Deps, 'store' | 'rateCounts'>): Promise<void> {
+  try {
+    await deps.rateCounts?.close();
+  } finally {
+    await deps.store.close();
+  }
 }

@@ -8,7 +8,7 @@ import type { Clock } from './lib/clock.ts';
 import { botConfigured, startBotRole } from './roles/bot.ts';
 import { startEdge, type EdgeOptions, type EdgeRole } from './roles/edge.ts';
 import { startWorkerRole } from './roles/worker.ts';
-import { createDeps } from './runtime.ts';
+import { closeDeps, createDeps } from './runtime.ts';
 import { createServiceSandbox, type Sandbox } from './sandbox/index.ts';
 import type { Deps } from './services/deps.ts';
 import { listenError } from './lib/startup-error.ts';
@@ -65,7 +65,7 @@ export async function serve(config: Config, roles: Role[], opts: ServeOptions = 
         await stop().catch((err: unknown) => deps.log.error({ err }, 'stopping a role failed'));
       }
       // Closes the pool and the listening connection: nothing keeps the process alive after this.
-      await deps.store.close();
+      await closeDeps(deps);
     },
   };
 

@@ -35,7 +35,7 @@ export const authenticateRequest =
 
 /**
  * preHandler: counts the request in the caller's hourly window, and says what is left. A path
- * naming a project has it read in the same round trip where that saves one (see rate-limit.ts).
+ * naming a project has it read at the same time, with the count (see rate-limit.ts).
  */
 export const chargeRateLimit = (deps: Deps) => async (req: FastifyRequest, reply: FastifyReply) => {
   const projectId = (req.params as { projectId?: string } | undefined)?.projectId;

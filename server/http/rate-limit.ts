@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { ProjectWithRole } from '../services/access.ts';
+import { readProjectWithRole, type ProjectWithRole } from '../services/access.ts';
 import type { Deps } from '../services/deps.ts';
 import { prepared } from '../store/prepared.ts';
 
@@ -13,7 +13,7 @@ export interface RateLimitState {
 
 const WINDOW_SECONDS = 3600;
 
-/** Runs on every request: built once per store (see server/store/prepared.ts). */
+/** Runs on every request on PostgreSQL: built once per store (see server/store/prepared.ts). */
 const increment = prepared<[string, number, number], { count: number }>(
   3,
   (d, userId, windowStart, limit) =>
@@ -61,16 +61,18 @@ const incrementAndReadProject = prepared<
 );
 
 /**
- * Counts a request against the user's fixed one-hour window in the database, so every API
- * process sharing it sees one count. Every token of a user draws on the same window (as GitHub
- * counts personal tokens): a new token is not a new allowance. The increment is conditional: a
- * refused request does not count.
+ * Counts a request against the user's fixed one-hour window. On PostgreSQL the count is kept in
+ * the database on every request, so every API process sharing it sees one count; on SQLite the
+ * one serving process counts in memory and writes behind (server/http/rate-counts.ts). Every
+ * token of a user draws on the same window (as GitHub counts personal tokens): a new token is
+ * not a new allowance. The increment is conditional: a refused request does not count.
  *
- * With `projectId` (the request's path names a project), PostgreSQL reads that project with the
- * caller's role in the same statement: `project` is the row, or null when there is none.
+ * With `projectId` (the request's path names a project), that project is read with the caller's
+ * role at the same time (PostgreSQL: in the same statement; SQLite: in the same turn's shared
+ * work): `project` is the row, or null when there is none.
  */
 export async function consumeRateLimit(
-  deps: Deps,
+  deps: Pick<Deps, 'store' | 'clock' | 'rateCounts'>,
   userId: string,
   limit: number,
   projectId?: string,
@@ -81,7 +83,16 @@ export async function consumeRateLimit(
   // The count after this request; null when the window is full (nothing was counted).
   let count: number | null;
   let read: { project?: ProjectWithRole | null } = {};
-  if (projectId !== undefined && deps.store.dialect.name === 'postgres') {
+  if (deps.rateCounts) {
+    // The embedded database: counted in memory (server/http/rate-counts.ts); the project is
+    // read meanwhile, with the work this turn of the event loop shares (server/store/prepared.ts).
+    const [counted, project] = await Promise.all([
+      deps.rateCounts.take(userId, windowStart, limit),
+      projectId === undefined ? undefined : readProjectWithRole(deps, userId, projectId),
+    ]);
+    count = counted;
+    if (project !== undefined) read = { project };
+  } else if (projectId !== undefined) {
     const [row] = await deps.store.run(incrementAndReadProject, userId, windowStart, limit, projectId);
     const { rate_count, ...project } = row!;
     count = rate_count;
@@ -95,7 +106,7 @@ export async function consumeRateLimit(
 }
 
 /** Drops windows that have ended; run now and then. */
-export async function pruneRateLimits(deps: Deps): Promise<void> {
+export async function pruneRateLimits(deps: Pick<Deps, 'db' | 'clock'>): Promise<void> {
   const nowSec = Math.floor(deps.clock.now().getTime() / 1000);
   await deps.db
     .deleteFrom('rate_limits')

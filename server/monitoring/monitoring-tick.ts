@@ -9,8 +9,9 @@ import { isStale, type PeriodicJob } from './periodic-jobs.ts';
 import { probeProductionUrls } from './probe-production.ts';
 import { pruneMonitoringData } from './prune.ts';
 import { pruneFinishedJobs } from '../jobs/prune-jobs.ts';
+import { pruneRateLimits } from '../http/rate-limit.ts';
 
-/** The periodic monitoring run: probes, alert rules, pruning (expired domain claims, unused uploads, dashboard sessions and finished jobs too). */
+/** The periodic monitoring run: probes, alert rules, pruning (expired domain claims, unused uploads, dashboard sessions, finished jobs and ended rate-limit windows too). */
 export const MONITORING_TICK_JOB = 'monitoring.tick';
 
 type TickDeps = Pick<Deps, 'db' | 'clock' | 'config' | 'urls' | 'log' | 'cipher' | 'metrics'>;
@@ -35,6 +36,7 @@ export async function runMonitoringTick(
     ['expired_sessions', () => deleteExpiredSessions(deps)],
     ['finished_github_events', () => pruneGitHubEvents(deps)],
     ['finished_jobs', () => pruneFinishedJobs(deps)],
+    ['ended_rate_limit_windows', () => pruneRateLimits(deps)],
   ];
   let first: Error | undefined;
   for (const [name, step] of steps) {

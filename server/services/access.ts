@@ -5,17 +5,23 @@ import type { ProjectsTable } from '../store/schema.ts';
 import type { Selectable } from 'kysely';
 import { prepared } from '../store/prepared.ts';
 
-/** Runs on nearly every request: built once per store (see server/store/prepared.ts). */
-const projectWithRole = prepared<[string, string], ProjectWithRole>(2, (d, userId, projectId) =>
-  d
-    .selectFrom('projects as p')
-    .leftJoin('memberships as m', (join) =>
-      join.onRef('m.organization_id', '=', 'p.organization_id').on('m.user_id', '=', userId),
-    )
-    .selectAll('p')
-    .select('m.role as member_role')
-    .where('p.id', '=', projectId)
-    .where('p.deleted_at', 'is', null),
+/**
+ * Runs on nearly every request: built once per store, and on the embedded database answered
+ * from memory until a project or membership changes (see server/store/prepared.ts).
+ */
+const projectWithRole = prepared<[string, string], ProjectWithRole>(
+  2,
+  (d, userId, projectId) =>
+    d
+      .selectFrom('projects as p')
+      .leftJoin('memberships as m', (join) =>
+        join.onRef('m.organization_id', '=', 'p.organization_id').on('m.user_id', '=', userId),
+      )
+      .selectAll('p')
+      .select('m.role as member_role')
+      .where('p.id', '=', projectId)
+      .where('p.deleted_at', 'is', null),
+  { keepUntilChanged: ['projects', 'memberships'] },
 );
 
 const RANK: Record<Role, number> = { viewer: 0, developer: 1, admin: 2, owner: 3 };
@@ -64,6 +70,16 @@ export type ProjectRow = Selectable<ProjectsTable>;
 /** A project's row with the caller's role in its organization (null: not a member). */
 export type ProjectWithRole = ProjectRow & { member_role: Role | null };
 
+/** A project that is not deleted, with the user's role in its organization; null when there is none. */
+export async function readProjectWithRole(
+  deps: Pick<Deps, 'store'>,
+  userId: string,
+  projectId: string,
+): Promise<ProjectWithRole | null> {
+  const [row] = await deps.store.run(projectWithRole, userId, projectId);
+  return row ?? null;
+}
+
 /** Loads a project that is not deleted and checks the caller's role in its organization. */
 export async function requireProject(
   deps: Deps,
@@ -79,7 +95,7 @@ export async function requireProject(
     row = actor.preloadedProject.row;
     actor.preloadedProject = undefined;
   } else {
-    [row] = await deps.store.run(projectWithRole, actor.userId, projectId);
+    row = await readProjectWithRole(deps, actor.userId, projectId);
   }
   if (!row || !row.member_role) throw ApiError.notFound(`Project ${projectId}`);
   const { member_role: role, ...project } = row;

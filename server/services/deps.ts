@@ -1,4 +1,5 @@
 import type { ProjectWithRole } from './access.ts';
+import type { RateCounts } from '../http/rate-counts.ts';
 import type { TokenCache } from './token-cache.ts';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
@@ -32,6 +33,11 @@ export interface Deps {
   oidcKeys: OidcKeys;
   /** The key payment challenges are signed with, loaded on first use (server/payments/secret.ts). */
   paymentKey: () => Buffer;
+  /**
+   * The rate-limit counts this process keeps on SQLite, written behind (server/http/rate-counts.ts);
+   * absent on PostgreSQL, which counts every request in the database.
+   */
+  rateCounts?: RateCounts | undefined;
 }
 
 /** Who is calling: resolved from the bearer token. */
@@ -43,8 +49,8 @@ export interface Actor {
   scope?: { projectId: string; role: 'viewer' | 'developer' } | undefined;
   /**
    * The project named in the request's path with this caller's role, read together with the
-   * rate-limit count (PostgreSQL: one round trip); the request's first `requireProject` of that
-   * project takes it (server/services/access.ts).
+   * rate-limit count (PostgreSQL: one round trip; SQLite: one turn's shared work); the request's
+   * first `requireProject` of that project takes it (server/services/access.ts).
    */
   preloadedProject?: { projectId: string; row: ProjectWithRole | null } | undefined;
 }

@@ -10,6 +10,7 @@ import { allMigrations } from './migrations/index.ts';
 import { createLocalNotifier, createPostgresNotifier, type Notifier } from './notify.ts';
 import { createPreparedRunner, type RunPrepared, type StatementRunners } from './prepared.ts';
 import type { Database } from './schema.ts';
+import { watchSqliteChanges } from './sqlite-changes.ts';
 
 export interface Store {
   db: Kysely<Database>;
@@ -95,13 +96,15 @@ export function openStore(opts: StoreOptions): Store {
   const runMany = sqlite.transaction((text: string, lists: readonly (readonly unknown[])[]) =>
     lists.map(runOn(text)),
   );
+  const changes = watchSqliteChanges(sqlite);
   const runners: StatementRunners = {
     direct: {
       run: (text, params) => (sqlite.inTransaction ? undefined : runOn(text)(params)),
       runMany: (text, lists) => (sqlite.inTransaction ? undefined : runMany(text, lists)),
+      version: changes.version,
     },
   };
-  return makeStore(db, dialectHelpers('sqlite'), createLocalNotifier(), runners);
+  return makeStore(db, dialectHelpers('sqlite'), createLocalNotifier(), runners, undefined, changes.reset);
 }
 
 /**
@@ -147,6 +150,8 @@ function makeStore(
   notifier: Notifier,
   runners: StatementRunners,
   closeMore: () => Promise<void> = async () => undefined,
+  /** After migrations ran (they may rebuild a table whose changes are watched). */
+  migrated: () => void = () => undefined,
 ): Store {
   return {
     db,
@@ -157,6 +162,7 @@ function makeStore(
       const provider: MigrationProvider = { getMigrations: async () => allMigrations(dialect, cipher) };
       const migrator = new Migrator({ db, provider });
       const { error, results } = await migrator.migrateToLatest();
+      migrated();
       if (error)
         throw error instanceof Error ? error : new Error(`migration failed: ${JSON.stringify(error)}`);
       return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);

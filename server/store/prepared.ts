@@ -1,5 +1,7 @@
 import { CompiledQuery, type Compilable, type Kysely } from 'kysely';
+import { LRUCache } from 'lru-cache';
 import type { Database } from './schema.ts';
+import type { WatchedTable } from './sqlite-changes.ts';
 
 /**
  * Runs compiled statements synchronously on an embedded database. Each answers undefined when
@@ -10,6 +12,8 @@ export interface DirectRunner {
   run(sql: string, params: readonly unknown[]): unknown[] | undefined;
   /** Runs one statement with each list of parameters, in one transaction; rows per list. */
   runMany(sql: string, params: readonly (readonly unknown[])[]): unknown[][] | undefined;
+  /** Changes whenever a watched table may have changed (server/store/sqlite-changes.ts). */
+  version(): number;
 }
 
 /**
@@ -34,7 +38,18 @@ export interface PreparedOptions {
    * still gets its own rows, and every process sees the write at once.
    */
   frequentWrite?: boolean;
+  /**
+   * A read every request makes (a project with the caller's role): on the embedded database its
+   * rows are kept, by parameters, until one of these tables changes, by this process or any
+   * other (server/store/sqlite-changes.ts); a kept answer is the one the database would give.
+   * The rows are frozen: callers copy what they change. PostgreSQL reads every time (there a
+   * request's first read shares its round trip with the rate-limit count).
+   */
+  keepUntilChanged?: readonly WatchedTable[];
 }
+
+/** Most answers one `keepUntilChanged` statement keeps (the least recently used go first). */
+const MAX_KEPT = 10_000;
 
 /** A statement declared once (see `prepared`); `P` its parameters, `R` a row. */
 export interface PreparedStatement<P extends readonly unknown[], R> {
@@ -85,10 +100,11 @@ type Runner = (params: readonly unknown[]) => Promise<unknown[]>;
 export function createPreparedRunner(db: Kysely<Database>, runners: StatementRunners): RunPrepared {
   // Keyed by declaration: module-level constants, so this holds one entry per declaration.
   const compiled = new Map<object, Runner>();
+  const turn = runners.direct ? createTurn(runners.direct) : undefined;
   return <P extends readonly unknown[], R>(statement: PreparedStatement<P, R>, ...params: P) => {
     let run = compiled.get(statement);
     if (!run) {
-      run = compile(db, statement, runners, `slipway_${compiled.size + 1}`);
+      run = compile(db, statement, runners, `slipway_${compiled.size + 1}`, turn);
       compiled.set(statement, run);
     }
     return run(params) as Promise<R[]>;
@@ -101,6 +117,7 @@ function compile(
   { direct, postgres }: StatementRunners,
   /** The statement's name on PostgreSQL connections, unique in this store. */
   name: string,
+  turn: Turn | undefined,
 ): Runner {
   const { arity, build, options } = statement;
   let compiled: { sql: string; positions: number[]; constants: unknown[] } | undefined;
@@ -133,37 +150,97 @@ function compile(
       return run(name, sql, values);
     };
   }
-  if (!options.frequentWrite) return runOne;
-  if (!direct) return runOne;
+  if (!turn) return runOne;
+  if (options.keepUntilChanged) return keptUntilChanged(runOne, turn);
+  if (options.frequentWrite) return (params) => turn.write(bind(params), () => runOne(params));
+  return runOne;
+}
 
-  let pending: {
-    params: readonly unknown[];
+/**
+ * The embedded database's work that every request of one turn of the event loop shares, done
+ * once at the end of that turn (after its I/O, so every request that arrived in it has joined):
+ * the frequent writes of the turn commit in one transaction, then one read of the version of
+ * the watched tables serves every read kept until they change. A version read after a request
+ * arrived is as exact for it as one read just for it.
+ */
+export interface Turn {
+  write(bound: { sql: string; values: unknown[] }, runAlone: () => Promise<unknown[]>): Promise<unknown[]>;
+  version(): Promise<number>;
+}
+
+function createTurn(direct: DirectRunner): Turn {
+  interface Write {
+    values: unknown[];
+    runAlone: () => Promise<unknown[]>;
     resolve: (rows: unknown[]) => void;
     reject: (err: unknown) => void;
-  }[] = [];
+  }
+  let writes = new Map<string, Write[]>();
+  let versions: { resolve: (v: number) => void; reject: (err: unknown) => void }[] = [];
+  let scheduled = false;
   const flush = () => {
-    const calls = pending;
-    pending = [];
-    let results: unknown[][] | undefined;
-    try {
-      const { sql } = bind(calls[0]!.params);
-      results = direct.runMany(
-        sql,
-        calls.map((c) => bind(c.params).values),
-      );
-    } catch {
-      // One failing statement rolls the group back: run each alone, so only it fails.
-      results = undefined;
+    scheduled = false;
+    const groups = writes;
+    writes = new Map();
+    for (const [sql, calls] of groups) {
+      let results: unknown[][] | undefined;
+      try {
+        results = direct.runMany(
+          sql,
+          calls.map((c) => c.values),
+        );
+      } catch {
+        // One failing statement rolls the group back: run each alone, so only it fails.
+        results = undefined;
+      }
+      calls.forEach((c, i) => {
+        if (results) c.resolve(results[i]!);
+        else c.runAlone().then(c.resolve, c.reject);
+      });
     }
-    calls.forEach((c, i) => {
-      if (results) c.resolve(results[i]!);
-      else runOne(c.params).then(c.resolve, c.reject);
-    });
+    const waiting = versions;
+    versions = [];
+    if (waiting.length === 0) return;
+    try {
+      const version = direct.version();
+      for (const w of waiting) w.resolve(version);
+    } catch (err) {
+      for (const w of waiting) w.reject(err);
+    }
   };
-  return (params) =>
-    new Promise<unknown[]>((resolve, reject) => {
-      pending.push({ params, resolve, reject });
-      // After the I/O of this turn: every request that arrived in it joins the group.
-      if (pending.length === 1) setImmediate(flush);
-    });
+  const schedule = () => {
+    if (scheduled) return;
+    scheduled = true;
+    // After the I/O of this turn: every request that arrived in it joins.
+    setImmediate(flush);
+  };
+  return {
+    write: ({ sql, values }, runAlone) =>
+      new Promise((resolve, reject) => {
+        let calls = writes.get(sql);
+        if (!calls) writes.set(sql, (calls = []));
+        calls.push({ values, runAlone, resolve, reject });
+        schedule();
+      }),
+    version: () =>
+      new Promise((resolve, reject) => {
+        versions.push({ resolve, reject });
+        schedule();
+      }),
+  };
+}
+
+/** Answers a read from what it answered before while no watched table has changed since. */
+function keptUntilChanged(runOne: Runner, turn: Turn): Runner {
+  const kept = new LRUCache<string, { version: number; rows: unknown[] }>({ max: MAX_KEPT });
+  return async (params) => {
+    const key = JSON.stringify(params);
+    // Taken before the read: a change during it leaves the answer kept under an older version.
+    const version = await turn.version();
+    const hit = kept.get(key);
+    if (hit?.version === version) return hit.rows;
+    const rows = Object.freeze((await runOne(params)).map((row) => Object.freeze(row))) as unknown[];
+    kept.set(key, { version, rows });
+    return rows;
+  };
 }

@@ -56,8 +56,9 @@ describe('the action: deploy, preview, promote, roll back', () => {
       event: event.event,
       env: { GITHUB_API_URL: gh.url, ...event.env, ...env },
     });
-  /** Requests a user made: the rate limiter counts them in the database. */
+  /** Requests a user made: the rate limiter counts them (on SQLite, written behind: written here first). */
   const requestsOf = async (user: string) => {
+    await s.running.deps.rateCounts?.flush();
     const rows = await s.running.deps.db
       .selectFrom('rate_limits')
       .select('count')

@@ -7,7 +7,7 @@ import { buildApp } from '../../server/app.ts';
 import { loadConfig } from '../../server/config.ts';
 import type { Clock } from '../../server/lib/clock.ts';
 import type { Dns } from '../../server/lib/dns.ts';
-import { createDeps } from '../../server/runtime.ts';
+import { closeDeps, createDeps } from '../../server/runtime.ts';
 import type { Deps } from '../../server/services/deps.ts';
 import { createToken } from '../../server/services/users/create-token.ts';
 import { findOrCreateUser } from '../../server/services/users/find-or-create-user.ts';
@@ -109,7 +109,7 @@ export async function createTestApp(
     },
     async close() {
       await app.close();
-      await deps.store.close();
+      await closeDeps(deps);
       await database.drop();
       if (!opts.keepDataDir && !opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
     },

@@ -14,14 +14,16 @@ describe('frequent-write prebuilt statements', () => {
     t = undefined;
   });
 
-  const count = async (userId: string) =>
-    (
+  const count = async (userId: string) => {
+    await t!.deps.rateCounts?.flush();
+    return (
       await t!.deps.db
         .selectFrom('rate_limits')
         .select('count')
         .where('user_id', '=', userId)
         .executeTakeFirst()
     )?.count;
+  };
 
   it('compiles a statement once per store, and runs it on that store’s own database', async () => {
     t = await createTestApp();

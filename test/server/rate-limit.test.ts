@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
+import { runMonitoringTick } from '../../server/monitoring/monitoring-tick.ts';
 import { ManualClock } from '../helpers/clock.ts';
+import { testDialect } from '../helpers/database.ts';
 
 const epoch = (iso: string) => Date.parse(iso) / 1000;
 
@@ -20,7 +22,9 @@ describe('rate limits', () => {
   });
   afterAll(() => t.close());
 
+  /** What the database holds (on SQLite, once the process has written what it counted). */
   const count = async (user: TestUser) => {
+    await t.deps.rateCounts?.flush();
     const rows = await t.deps.db
       .selectFrom('rate_limits')
       .select('count')
@@ -109,6 +113,19 @@ describe('rate limits', () => {
     expect(limits(await t.call(other, 'GET', '/v1/user')).remaining).toBe(99);
   });
 
+  it('forgets ended windows in the monitoring run, and keeps the current one', async () => {
+    clock.set('2026-11-23T12:10:00.000Z');
+    const u = await t.user();
+    await t.deps.db
+      .insertInto('rate_limits')
+      .values({ user_id: u.userId, window_start: epoch('2026-11-23T10:00:00.000Z'), count: 7 })
+      .execute();
+    expect(limits(await t.call(u, 'GET', '/v1/user')).remaining).toBe(99);
+    expect(await count(u)).toBe(8);
+    await runMonitoringTick(t.deps);
+    expect(await count(u)).toBe(1);
+  });
+
   it('raises the limit to 1000 when one of the owner’s organizations is on pro', async () => {
     clock.set('2026-11-23T10:30:00.000Z');
     const owner = await t.user();
@@ -128,12 +145,16 @@ describe('rate limits', () => {
     });
     expect(limits(await t.call(member, 'GET', '/v1/user'))).toMatchObject({ limit: 1000, remaining: 998 });
 
-    // Skip ahead to the end of the window rather than send a thousand requests.
+    // Skip ahead to the end of the window rather than send a thousand requests: an operator's
+    // change in the database applies once the process has written what it counted (on SQLite,
+    // within a second; here at once).
+    await t.deps.rateCounts?.flush();
     await t.deps.db
       .updateTable('rate_limits')
       .set({ count: 999 })
       .where('user_id', '=', owner.userId)
       .execute();
+    await t.deps.rateCounts?.flush();
     const last = await t.call(owner, 'GET', '/v1/user');
     expect(last.status).toBe(200);
     expect(limits(last).remaining).toBe(0);
@@ -159,20 +180,63 @@ describe('enterprise rate limits across processes', () => {
     await a.close();
   });
 
-  it('applies SLIPWAY_ENTERPRISE_RATE_LIMIT and shares one count between processes', async () => {
-    const u = await a.user();
-    await a.deps.db
-      .updateTable('organizations')
-      .set({ plan: 'enterprise' })
-      .where('id', '=', u.orgId)
-      .execute();
+  const statusesOf = async (calls: [TestApp, TestUser][]) => {
     const statuses: number[] = [];
-    for (const app of [a, b, a, b, a, b, a]) statuses.push((await app.call(u, 'GET', '/v1/user')).status);
-    expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429]);
-    const refused = await b.call(u, 'GET', '/v1/user');
-    expect(limits(refused)).toEqual({ limit: 5, remaining: 0, reset: epoch('2026-11-22T11:00:00.000Z') });
-    expect(refused.headers['retry-after']).toBe('60');
-  });
+    for (const [app, u] of calls) statuses.push((await app.call(u, 'GET', '/v1/user')).status);
+    return statuses;
+  };
+  const enterprise = async (u: TestUser) =>
+    a.deps.db.updateTable('organizations').set({ plan: 'enterprise' }).where('id', '=', u.orgId).execute();
+
+  it.runIf(testDialect() === 'postgres')(
+    'applies SLIPWAY_ENTERPRISE_RATE_LIMIT and shares one count between processes, request by request',
+    async () => {
+      const u = await a.user();
+      await enterprise(u);
+      const statuses = await statusesOf([a, b, a, b, a, b, a].map((app) => [app, u]));
+      expect(statuses).toEqual([200, 200, 200, 200, 200, 429, 429]);
+      const refused = await b.call(u, 'GET', '/v1/user');
+      expect(limits(refused)).toEqual({ limit: 5, remaining: 0, reset: epoch('2026-11-22T11:00:00.000Z') });
+      expect(refused.headers['retry-after']).toBe('60');
+    },
+  );
+
+  it.runIf(testDialect() === 'sqlite')(
+    'applies SLIPWAY_ENTERPRISE_RATE_LIMIT; on SQLite two processes share one count once each has written',
+    async () => {
+      const u = await a.user();
+      await enterprise(u);
+      expect(
+        await statusesOf([
+          [a, u],
+          [a, u],
+          [a, u],
+        ]),
+      ).toEqual([200, 200, 200]);
+      // Written behind (every second; here at once): the other process reads the count of 3.
+      await a.deps.rateCounts!.flush();
+      const first = await b.call(u, 'GET', '/v1/user');
+      expect(limits(first)).toEqual({ limit: 5, remaining: 1, reset: epoch('2026-11-22T11:00:00.000Z') });
+      expect(
+        await statusesOf([
+          [b, u],
+          [b, u],
+        ]),
+      ).toEqual([200, 429]);
+      await b.deps.rateCounts!.flush();
+      // The first process forgets a count it added nothing to since its last write, and reads 5.
+      await a.deps.rateCounts!.flush();
+      const refused = await a.call(u, 'GET', '/v1/user');
+      expect(limits(refused)).toEqual({ limit: 5, remaining: 0, reset: epoch('2026-11-22T11:00:00.000Z') });
+      expect(refused.headers['retry-after']).toBe('60');
+      const stored = await a.deps.db
+        .selectFrom('rate_limits')
+        .select('count')
+        .where('user_id', '=', u.userId)
+        .executeTakeFirstOrThrow();
+      expect(Number(stored.count)).toBe(5);
+    },
+  );
 });
 
 describe('plans chosen by the operator (SLIPWAY_PLAN_CHANGES=operator)', () => {
