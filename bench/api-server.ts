@@ -49,6 +49,20 @@ const res = await fetch(`${base}/v1/projects`, {
 const projectJson = await res.text();
 const projectId = (JSON.parse(projectJson) as { data: { id: string } }).data.id;
 
+// Members who read the same project, each with a token of their own (the `scale` bench's
+// many-users rows): one user's requests share one rate-limit row, many users' do not.
+const memberTokens: string[] = [];
+for (let i = 0; i < Number(process.env.BENCH_MEMBERS ?? 0); i++) {
+  const email = `member-${i}@example.com`;
+  const member = await findOrCreateUser(deps, email);
+  await fetch(`${base}/v1/organizations/${org.id}/members/invite`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ email, role: 'viewer' }),
+  });
+  memberTokens.push((await createToken(deps, member.id, 'bench')).token);
+}
+
 const bare = Fastify();
 const same = JSON.parse(projectJson) as unknown;
 bare.get('/bare', async () => same);
@@ -56,5 +70,5 @@ await bare.listen({ port: 0, host: '127.0.0.1' });
 const bareUrl = `http://127.0.0.1:${(bare.server.address() as { port: number }).port}/bare`;
 
 const hasDeployments = app.hasRoute({ method: 'POST', url: '/v1/projects/:projectId/deployments' });
-process.stdout.write(JSON.stringify({ base, bareUrl, token, projectId, hasDeployments }) + '\n');
+process.stdout.write(JSON.stringify({ base, bareUrl, token, memberTokens, projectId, hasDeployments }) + '\n');
 process.on('SIGINT', () => process.exit(0));

@@ -6,6 +6,8 @@ interface ServerInfo {
   base: string;
   bareUrl: string;
   token: string;
+  /** Tokens of other members of the project's organization (BENCH_MEMBERS of them). */
+  memberTokens: string[];
   projectId: string;
   hasDeployments: boolean;
 }

@@ -5,17 +5,25 @@ import { adminUrl, admin, load, ratio, table, type LoadResult } from './lib.ts';
 
 type Server = Awaited<ReturnType<typeof startBenchServer>>;
 
-/** Authenticated reads, 10 connections spread evenly over the servers, requests/s summed. */
-async function readLoad(servers: Server[], seconds: number): Promise<LoadResult> {
+/**
+ * Authenticated reads, 10 connections spread evenly over the servers, requests/s summed: by one
+ * user, or (`members`) by the project's members in turn, each with a token of their own.
+ */
+async function readLoad(servers: Server[], seconds: number, members: boolean): Promise<LoadResult> {
   const per = Math.max(1, Math.floor(10 / servers.length));
   const results = await Promise.all(
-    servers.map(({ info }) =>
-      load(`${info.base}/v1/projects/${info.projectId}`, {
+    servers.map(({ info }) => {
+      let turn = 0;
+      const tokens = members ? info.memberTokens : [info.token];
+      return load(`${info.base}/v1/projects/${info.projectId}`, {
         seconds,
         connections: per,
-        headers: { authorization: `Bearer ${info.token}` },
-      }),
-    ),
+        setupRequest: (req) => ({
+          ...req,
+          headers: { ...req.headers, authorization: `Bearer ${tokens[turn++ % tokens.length]}` },
+        }),
+      });
+    }),
   );
   return {
     rps: results.reduce((n, r) => n + r.rps, 0),
@@ -26,12 +34,14 @@ async function readLoad(servers: Server[], seconds: number): Promise<LoadResult>
   };
 }
 
-async function measure(env: Record<string, string>, processes: number, seconds: number) {
+async function measure(env: Record<string, string>, processes: number, seconds: number, members = false) {
   const servers: Server[] = [];
   try {
-    // One after the other: the first migrates the database.
-    for (let i = 0; i < processes; i++) servers.push(await startBenchServer(env));
-    return await readLoad(servers, seconds);
+    // One after the other: the first migrates the database (and makes the members).
+    for (let i = 0; i < processes; i++) {
+      servers.push(await startBenchServer({ ...env, BENCH_MEMBERS: members && i === 0 ? '10' : '0' }));
+    }
+    return await readLoad(servers, seconds, members);
   } finally {
     for (const s of servers) s.stop();
   }
@@ -39,8 +49,9 @@ async function measure(env: Record<string, string>, processes: number, seconds: 
 
 /**
  * The ceiling the database sets on this machine: `SELECT 1` through a pool of 10, from 10
- * concurrent callers (the API's load), as requests per second. An API read costs two round trips
- * (the rate-limit count and the project with the caller's role; the token lookup is cached).
+ * concurrent callers (the API's load), as requests per second. An API read costs one round trip
+ * (the rate-limit count and the project with the caller's role in one statement; the token
+ * lookup is cached).
  */
 async function roundTrips(url: string, seconds: number): Promise<LoadResult> {
   const pool = new pg.Pool({ connectionString: url, max: 10 });
@@ -94,6 +105,8 @@ export async function benchScale(seconds: number): Promise<string> {
     postgres = await measure(env, 1, seconds);
     rows.push(row('PostgreSQL, 1 API process', postgres));
     rows.push(row('PostgreSQL, 2 API processes', await measure(env, 2, seconds)));
+    // One user's requests all update one rate-limit row, one at a time; ten users' do not.
+    rows.push(row('PostgreSQL, 1 API process, 10 users', await measure(env, 1, seconds, true)));
     rows.push(row('PostgreSQL round trips (baseline)', await roundTrips(u.toString(), seconds)));
   } finally {
     await admin(url, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
