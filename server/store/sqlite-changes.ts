@@ -56,7 +56,14 @@ export function watchSqliteChanges(sqlite: SqliteDatabase.Database): SqliteChang
         version++;
         installed = false;
       }
-      if (!installed) install();
+      if (!installed) {
+        // Made inside another statement's open transaction, the triggers would go if it rolled
+        // back: until they can be made, every call answers a new version (nothing kept matches).
+        if (sqlite.inTransaction) return ++version;
+        install();
+        // Changes made while there were no triggers went unseen.
+        version++;
+      }
       return version;
     },
     reset: () => {

@@ -108,3 +108,37 @@ describe.skipIf(testDialect() !== 'sqlite')('reads kept until what they read cha
     expect(await nameSeen()).toBe(404);
   });
 });
+
+describe.skipIf(testDialect() !== 'sqlite')('change triggers made outside transactions (SQLite)', () => {
+  let t: TestApp;
+  beforeAll(async () => {
+    t = await createTestApp();
+  });
+  afterAll(() => t.close());
+
+  it('does not lose its triggers to a transaction that rolls back around the first read', async () => {
+    const owner = await t.user('first@example.com');
+    const created = await t.call(owner, 'POST', '/v1/projects', {
+      name: 'first',
+      repositoryUrl: 'https://example.com/first.git',
+      organizationId: owner.orgId,
+    });
+    const projectId = created.body.data.id as string;
+    const name = async () =>
+      (await t.call(owner, 'GET', `/v1/projects/${projectId}`)).body.data.name as string;
+    // The first kept read of this process happens while a transaction is open, which then
+    // rolls back: triggers made inside it would go with it.
+    let during: Promise<string> | undefined;
+    await expect(
+      t.deps.db.transaction().execute(async () => {
+        during = name();
+        await new Promise((r) => setTimeout(r, 20));
+        throw new Error('roll back');
+      }),
+    ).rejects.toThrow('roll back');
+    expect(await during).toBe('first');
+    expect(await name()).toBe('first');
+    await t.deps.db.updateTable('projects').set({ name: 'renamed' }).where('id', '=', projectId).execute();
+    expect(await name()).toBe('renamed');
+  });
+});
