@@ -70,5 +70,7 @@ await bare.listen({ port: 0, host: '127.0.0.1' });
 const bareUrl = `http://127.0.0.1:${(bare.server.address() as { port: number }).port}/bare`;
 
 const hasDeployments = app.hasRoute({ method: 'POST', url: '/v1/projects/:projectId/deployments' });
-process.stdout.write(JSON.stringify({ base, bareUrl, token, memberTokens, projectId, hasDeployments }) + '\n');
+process.stdout.write(
+  JSON.stringify({ base, bareUrl, token, memberTokens, projectId, hasDeployments }) + '\n',
+);
 process.on('SIGINT', () => process.exit(0));

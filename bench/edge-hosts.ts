@@ -1,6 +1,6 @@
 import type autocannon from 'autocannon';
 import { randomBytes } from 'node:crypto';
-import { adminUrl, admin, alternate, ratio, table, type LoadCase } from './lib.ts';
+import { adminUrl, admin, alternate, pairedRatio, table, type LoadCase } from './lib.ts';
 import { spawnBenchServer } from './spawn-server.ts';
 
 interface Info {
@@ -48,14 +48,14 @@ async function measure(label: string, env: Record<string, string>, seconds: numb
       },
     ];
     const results = await alternate(cases, { seconds });
-    const base = results.get('one host')!.rps;
+    const base = results.get('one host')!;
     return [...results].map(([name, r]) => ({
       database: label,
       case: name,
       rps: r.rps,
       p50_ms: r.p50,
       p99_ms: r.p99,
-      ratio_pct: ratio(r.rps, base),
+      ratio_pct: pairedRatio(r, base),
       non2xx: r.non2xx,
     }));
   } finally {
@@ -87,5 +87,5 @@ export async function benchEdgeHosts(seconds: number): Promise<string> {
       await admin(url, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     }
   }
-  return `Edge, 10 KiB static file over many production hosts (median of 3 alternating ${seconds} s rounds, 10 connections; server in its own process)\n${table(rows)}\n${verdict}`;
+  return `Edge, 10 KiB static file over many production hosts (3 alternating ${seconds} s rounds: median requests/s, median of each round's ratio; 10 connections; server in its own process)\n${table(rows)}\n${verdict}`;
 }

@@ -1,4 +1,4 @@
-import { alternate, ratio, table } from './lib.ts';
+import { alternate, pairedRatio, table } from './lib.ts';
 import { spawnBenchServer } from './spawn-server.ts';
 
 interface Info {
@@ -26,18 +26,18 @@ export async function benchRecording(seconds = Number(process.env.BENCH_SECONDS 
       { seconds },
     );
     const recorded = Number(await (await fetch(`${info.controlUrl}/recorded`)).text());
-    const base = results.get('recording off')!.rps;
+    const base = results.get('recording off')!;
     const rows = [...results].map(([name, r]) => ({
       case: name,
       rps: r.rps,
       p50_ms: r.p50,
       p99_ms: r.p99,
-      ratio_pct: ratio(r.rps, base),
+      ratio_pct: pairedRatio(r, base),
       non2xx: r.non2xx,
     }));
-    const cost = base === 0 ? 0 : Math.round((1 - results.get('recording on')!.rps / base) * 1000) / 10;
+    const cost = Math.round((100 - pairedRatio(results.get('recording on')!, base)) * 10) / 10;
     return [
-      `Edge, 10 KiB static file, request recording off and on (median of 3 alternating ${seconds} s rounds, 10 connections)`,
+      `Edge, 10 KiB static file, request recording off and on (3 alternating ${seconds} s rounds: median requests/s, median of each round's ratio; 10 connections)`,
       table(rows),
       `Recorded in the rollups: ${recorded} requests (warm-up included).`,
       `Cost of recording: ${cost}% of throughput. Target: <= 10% -> ${cost <= 10 ? 'met' : 'NOT met'}`,
