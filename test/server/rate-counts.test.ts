@@ -61,13 +61,13 @@ describe.skipIf(testDialect() !== 'sqlite')('rate-limit counts written behind (S
     const t = await open();
     let failNext = true;
     const flaky: Pick<Store, 'run'> = {
-      run: ((statement, ...params) => {
+      run: (statement, ...params) => {
         if (statement.options.frequentWrite && failNext) {
           failNext = false;
           return Promise.reject(new Error('disk full'));
         }
         return t.deps.store.run(statement, ...params);
-      }),
+      },
     };
     const counts = createRateCounts(flaky, { intervalMs: 60_000 });
     try {
