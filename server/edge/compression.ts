@@ -20,9 +20,25 @@ export function negotiateEncoding(acceptEncoding: string | undefined): Encoding 
   return acceptedEncodings(acceptEncoding)[0] ?? null;
 }
 
-/** The encodings the client accepts (q > 0), best first: br, then gzip. */
-export function acceptedEncodings(acceptEncoding: string | undefined): Encoding[] {
-  if (!acceptEncoding) return [];
+const NONE: readonly Encoding[] = Object.freeze([]);
+/**
+ * Accept-Encoding values already parsed: browsers send a handful of distinct ones, and parsing
+ * one cost a warm request more than the rest of choosing its file.
+ */
+const parsed = new LRUCache<string, readonly Encoding[]>({ max: 64 });
+
+/** The encodings the client accepts (q > 0), best first: br, then gzip. Shared: never change it. */
+export function acceptedEncodings(acceptEncoding: string | undefined): readonly Encoding[] {
+  if (!acceptEncoding) return NONE;
+  let accepted = parsed.get(acceptEncoding);
+  if (!accepted) {
+    accepted = Object.freeze(parseAcceptEncoding(acceptEncoding));
+    parsed.set(acceptEncoding, accepted);
+  }
+  return accepted;
+}
+
+function parseAcceptEncoding(acceptEncoding: string): Encoding[] {
   const q = new Map<string, number>();
   for (const part of acceptEncoding.split(',')) {
     const [name = '', ...params] = part.trim().toLowerCase().split(';');

@@ -3,6 +3,7 @@ import type { Duplex } from 'node:stream';
 import { performance } from 'node:perf_hooks';
 import { createArtifactReader } from './artifact-reader.ts';
 import { createCompressedCache } from './compression.ts';
+import { DEPLOYMENT_HEADER } from './deployment-header.ts';
 import { EDGE_PAGES, sendPage, type EdgePage } from './pages.ts';
 import { createProxy, refuseUpgrade } from './proxy.ts';
 import { normalizeHost, type HostResolver, type Resolution, type Target } from './resolve-host.ts';
@@ -51,21 +52,43 @@ export interface EdgeServerOptions {
   acmeChallenge?: (token: string) => Promise<string | null>;
 }
 
-export const DEPLOYMENT_HEADER = 'X-Slipway-Deployment';
+export { DEPLOYMENT_HEADER };
 
 /** Where a target's requests go: a port to proxy to, its files (`static`), or why neither. */
 type AppPort = number | 'static' | 'not-running' | 'start-failed';
 
-function idsOf(r: Resolution): { projectId: string | null; deploymentId: string | null } {
-  switch (r.kind) {
-    case 'target':
-      return { projectId: r.target.projectId, deploymentId: r.target.deploymentId };
-    case 'not-ready':
-      return { projectId: r.projectId, deploymentId: r.deploymentId };
-    case 'unknown':
-      return { projectId: null, deploymentId: null };
-    default:
-      return { projectId: r.projectId, deploymentId: null };
+/** The project a request was about; none when its host was unknown or not resolved. */
+function projectIdOf(r: Resolution | undefined): string | null {
+  if (!r || r.kind === 'unknown') return null;
+  return r.kind === 'target' ? r.target.projectId : r.projectId;
+}
+
+/** The deployment a request was about, if any. */
+function deploymentIdOf(r: Resolution | undefined): string | null {
+  if (r?.kind === 'target') return r.target.deploymentId;
+  return r?.kind === 'not-ready' ? r.deploymentId : null;
+}
+
+/** Passes one answered request to `onRequest`; metrics must never break serving. */
+function report(
+  onRequest: (record: RequestRecord) => void,
+  res: ServerResponse,
+  host: string,
+  r: Resolution | undefined,
+  started: number,
+  counter: ByteCounter,
+): void {
+  try {
+    onRequest({
+      projectId: projectIdOf(r),
+      deploymentId: deploymentIdOf(r),
+      host,
+      status: res.statusCode,
+      durationMs: performance.now() - started,
+      bytes: counter.bytes,
+    });
+  } catch {
+    // Metrics must never break serving.
   }
 }
 
@@ -81,7 +104,10 @@ export function createEdgeServer(opts: EdgeServerOptions): Server {
   const files = createStaticServer({ artifacts, compressed });
   const proxy = createProxy();
 
-  /** Answers a resolved request: at once when it can (a warm static file), else via the promise. */
+  /**
+   * Answers a resolved request: at once when it can (a warm static file), else via the promise.
+   * Every answer about a deployment names it (DEPLOYMENT_HEADER).
+   */
   function answer(
     req: IncomingMessage,
     res: ServerResponse,
@@ -97,6 +123,7 @@ export function createEdgeServer(opts: EdgeServerOptions): Server {
       case 'no-production':
         return page(req, res, counter, EDGE_PAGES.noProduction(host));
       case 'not-ready':
+        res.setHeader(DEPLOYMENT_HEADER, r.deploymentId);
         return page(
           req,
           res,
@@ -122,14 +149,14 @@ export function createEdgeServer(opts: EdgeServerOptions): Server {
     app: AppPort,
     counter: ByteCounter,
   ): void | Promise<void> {
+    // Files name the deployment themselves, in the fields their answers are written with.
+    if (app === 'static') return files.serve(req, res, target, counter);
+    res.setHeader(DEPLOYMENT_HEADER, target.deploymentId);
     if (typeof app === 'number') return proxy.forward(req, res, app, counter);
     if (app === 'start-failed') {
       return page(req, res, counter, EDGE_PAGES.startFailed(target.deploymentId));
     }
-    if (app === 'not-running') {
-      return page(req, res, counter, EDGE_PAGES.notRunning(target.deploymentId));
-    }
-    return files.serve(req, res, target, counter);
+    return page(req, res, counter, EDGE_PAGES.notRunning(target.deploymentId));
   }
 
   /**
@@ -183,45 +210,47 @@ export function createEdgeServer(opts: EdgeServerOptions): Server {
       delete req.headers[PROBE_HEADER];
       probe = typeof probeHeader === 'string' && (opts.isProbe?.(probeHeader) ?? false);
     }
-    let projectId: string | null = null;
-    let deploymentId: string | null = null;
-    const handle = (r: Resolution) => {
-      ({ projectId, deploymentId } = idsOf(r));
-      if (deploymentId) res.setHeader(DEPLOYMENT_HEADER, deploymentId);
-      return answer(req, res, host, r, counter);
-    };
-    const fail = (err: unknown) => {
-      opts.onError?.(err, req);
-      if (res.headersSent) res.destroy();
-      else counter.bytes += sendPage(req, res, EDGE_PAGES.edgeError());
-    };
-    const report = () => {
-      try {
-        opts.onRequest?.({
-          projectId,
-          deploymentId,
-          host,
-          status: res.statusCode,
-          durationMs: performance.now() - started,
-          bytes: counter.bytes,
-        });
-      } catch {
-        // Metrics must never break serving.
-      }
-    };
+    // No closures made per request here (each costs an allocation, and a `name` definition
+    // under tsx): the resolution is kept in a variable that the rare late callbacks read.
+    let resolution: Resolution | undefined;
     // A warm request (host, manifest and file in memory) is answered without leaving this turn,
     // and then recorded at once; any other is recorded when its response closes.
     try {
-      const known = opts.resolver.peek(req.headers.host);
-      const pending = known ? handle(known) : opts.resolver.resolve(req.headers.host).then(handle);
-      pending?.catch(fail);
+      resolution = opts.resolver.peek(req.headers.host);
+      const pending = resolution
+        ? answer(req, res, host, resolution, counter)
+        : opts.resolver.resolve(req.headers.host).then((r) => {
+            resolution = r;
+            return answer(req, res, host, r, counter);
+          });
+      pending?.catch((err: unknown) => fail(req, res, resolution, counter, err));
     } catch (err) {
-      fail(err);
+      fail(req, res, resolution, counter, err);
     }
-    if (!opts.onRequest || probe) return;
-    if (res.writableEnded) report();
-    else res.once('close', report);
+    const onRequest = opts.onRequest;
+    if (!onRequest || probe) return;
+    if (res.writableEnded) report(onRequest, res, host, resolution, started, counter);
+    else res.once('close', () => report(onRequest, res, host, resolution, started, counter));
   }
+
+  /** An unexpected failure: the 500 page when nothing is sent yet, else the connection is cut. */
+  function fail(
+    req: IncomingMessage,
+    res: ServerResponse,
+    r: Resolution | undefined,
+    counter: ByteCounter,
+    err: unknown,
+  ): void {
+    opts.onError?.(err, req);
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    const deploymentId = deploymentIdOf(r);
+    if (deploymentId) res.setHeader(DEPLOYMENT_HEADER, deploymentId);
+    counter.bytes += sendPage(req, res, EDGE_PAGES.edgeError());
+  }
+
   // WebSocket and other upgrades reach server apps only; anything else is refused plainly.
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());

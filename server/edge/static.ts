@@ -1,5 +1,5 @@
 import { open, type FileHandle } from 'node:fs/promises';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import { pipeline } from 'node:stream/promises';
 import type { ArtifactReader, Manifest, ManifestFile } from './artifact-reader.ts';
 import { createBlobCache, type BlobCache } from './blob-cache.ts';
@@ -9,11 +9,11 @@ import {
   MIN_COMPRESS_BYTES,
   acceptedEncodings,
   type CompressedCache,
-  type CompressedFile,
   type Encoding,
 } from './compression.ts';
 import { contentTypeOf, extensionOf } from './content-types.ts';
-import { EDGE_PAGES, sendPage } from './pages.ts';
+import { DEPLOYMENT_HEADER } from './deployment-header.ts';
+import { EDGE_PAGES, sendPage, type EdgePage } from './pages.ts';
 import { parseRange } from './range.ts';
 import type { Target } from './resolve-host.ts';
 
@@ -40,18 +40,23 @@ export function matchPath(manifest: Manifest, path: string, spa: boolean): Match
   if (isPrivatePath(path)) {
     return files['/404.html'] ? { path: '/404.html', file: files['/404.html'], status: 404 } : null;
   }
-  const candidates = path.endsWith('/')
-    ? [`${path}index.html`, ...(path === '/' ? [] : [`${path.slice(0, -1)}.html`])]
-    : [path, `${path}.html`, `${path}/index.html`];
-  for (const c of candidates) {
-    const file = Object.hasOwn(files, c) ? files[c] : undefined;
-    if (file) return { path: c, file, status: 200 };
-  }
+  // Tried in order; written out rather than as a list, which every request would build.
+  const found = path.endsWith('/')
+    ? (fileAt(files, `${path}index.html`) ??
+      (path === '/' ? null : fileAt(files, `${path.slice(0, -1)}.html`)))
+    : (fileAt(files, path) ?? fileAt(files, `${path}.html`) ?? fileAt(files, `${path}/index.html`));
+  if (found) return found;
   if (spa && extensionOf(path) === '' && files['/index.html']) {
     return { path: '/index.html', file: files['/index.html'], status: 200 };
   }
   if (files['/404.html']) return { path: '/404.html', file: files['/404.html'], status: 404 };
   return null;
+}
+
+/** The manifest's file at exactly `path` as a 200 match; only its own keys count. */
+function fileAt(files: Manifest['files'], path: string): Match | null {
+  const file = Object.hasOwn(files, path) ? files[path] : undefined;
+  return file ? { path, file, status: 200 } : null;
 }
 
 /**
@@ -60,6 +65,8 @@ export function matchPath(manifest: Manifest, path: string, spa: boolean): Match
  * (`.env`, `.env.local`, `.env.production`...), at any depth. They answer as if absent.
  */
 export function isPrivatePath(path: string): boolean {
+  // Every segment refused here starts with a dot; most paths have no such segment at all.
+  if (!path.startsWith('.') && !path.includes('/.')) return false;
   return path
     .toLowerCase()
     .split('/')
@@ -77,8 +84,12 @@ export function requestPath(url: string | undefined): string | null {
       return null;
     }
   }
-  const end = raw.search(/[?#]/);
+  const query = raw.indexOf('?');
+  const fragment = raw.indexOf('#');
+  const end = fragment !== -1 && (query === -1 || fragment < query) ? fragment : query;
   if (end !== -1) raw = raw.slice(0, end);
+  // Without a `%` there is nothing to decode, and nothing that could fail to.
+  if (!raw.includes('%')) return raw.includes('\0') ? null : raw;
   try {
     const path = decodeURIComponent(raw);
     return path.includes('\0') ? null : path;
@@ -103,10 +114,75 @@ export interface StaticServerOptions {
   blobs?: BlobCache;
 }
 
+/**
+ * Header fields as a flat list, name, value, name, value..., the form writeHead reads fastest.
+ * Nothing may call setHeader before: Node would then copy every field into its header map first.
+ */
+type HeaderList = string[];
+
+/** What a whole-file answer sends (the blob or a compressed copy of it) and its header fields. */
+interface WholeAnswer {
+  path: string;
+  size: number;
+  /** Every field but the deployment's name, which each request puts in front. */
+  headers: HeaderList;
+}
+
+/**
+ * One file of a manifest as answered with one status: what all its answers share, worked out on
+ * its first request instead of on each one (its type, cache policy and validators, its blob's
+ * path, the fields of the whole answer). Manifests never change, so neither does this; it goes
+ * with its manifest (see `preparedFiles`). Per request stay the deployment's name, the method
+ * (HEAD), conditional and range headers, and the encodings the client accepts.
+ */
+interface PreparedFile {
+  /** The manifest path it was matched as: pages name it. */
+  path: string;
+  file: ManifestFile;
+  status: 200 | 404;
+  blob: string;
+  /** Sent compressed when the client accepts it and a copy is ready (type and size allow). */
+  compressible: boolean;
+  lastModified: Date | undefined;
+  /** Content-Type, ETag, Cache-Control, Last-Modified and Vary: what every answer carries, a 304 too. */
+  fields: Readonly<Record<string, string>>;
+  /** The whole file as it is. */
+  identity: WholeAnswer;
+  /** The whole compressed copies, made on the first answer that sends each. */
+  encoded: Partial<Record<Encoding, WholeAnswer>>;
+}
+
 /** Serves a deployment's files from its artifact. */
 export function createStaticServer(opts: StaticServerOptions) {
   const { artifacts, compressed } = opts;
   const blobs = opts.blobs ?? createBlobCache();
+  /**
+   * Prepared files by manifest, then by path, one map per status (`/404.html` is both a page of
+   * its own and every missing path's answer). Held no longer than the manifest itself, which the
+   * reader keeps a bounded number of: at most two entries per file of a cached manifest.
+   */
+  const preparedFiles = new WeakMap<Manifest, Record<200 | 404, Map<string, PreparedFile>>>();
+
+  function prepared(manifest: Manifest, match: Match): PreparedFile {
+    let byStatus = preparedFiles.get(manifest);
+    if (!byStatus) {
+      byStatus = { 200: new Map(), 404: new Map() };
+      preparedFiles.set(manifest, byStatus);
+    }
+    const byPath = byStatus[match.status];
+    let file = byPath.get(match.path);
+    if (!file) {
+      file = prepareFile(match, manifest, artifacts.blobPath(match.file.hash));
+      byPath.set(match.path, file);
+    }
+    return file;
+  }
+
+  /** Answers with one of the edge's pages, naming the deployment as every answer about it does. */
+  function page(req: IncomingMessage, res: ServerResponse, deploymentId: string, edgePage: EdgePage): number {
+    res.setHeader(DEPLOYMENT_HEADER, deploymentId);
+    return sendPage(req, res, edgePage);
+  }
 
   /**
    * Sends a matched file. Synchronous (returns undefined) when everything it needs is in memory,
@@ -115,129 +191,151 @@ export function createStaticServer(opts: StaticServerOptions) {
   function sendFile(
     req: IncomingMessage,
     res: ServerResponse,
+    deploymentId: string,
     match: Match,
     manifest: Manifest,
     counter: ByteCounter,
   ): void | Promise<void> {
-    const { file, status } = match;
-    const type = contentTypeOf(match.path);
-    const lastModified = lastModifiedOf(manifest);
-    const headers: Record<string, string | number> = {
-      'Content-Type': type.type,
-      ETag: `"${file.hash}"`,
-      'Cache-Control': status === 200 ? cacheControlFor(match.path) : REVALIDATE,
-    };
-    if (lastModified) headers['Last-Modified'] = lastModified.header;
-    const compressible =
-      type.compressible && file.size >= MIN_COMPRESS_BYTES && file.size <= MAX_COMPRESS_BYTES;
-    if (compressible) headers.Vary = 'Accept-Encoding';
-
-    if (status === 200 && isNotModified(req, file.hash, lastModified?.date)) {
-      res.writeHead(304, headers);
+    const p = prepared(manifest, match);
+    const { file, status } = p;
+    if (status === 200 && isNotModified(req, file.hash, p.lastModified)) {
+      res.writeHead(304, { [DEPLOYMENT_HEADER]: deploymentId, ...p.fields });
       res.end();
       return;
     }
-
-    const blob = artifacts.blobPath(file.hash);
-    let start = 0;
-    let end = file.size - 1;
-    let code: number = status;
     if (status === 200) {
-      headers['Accept-Ranges'] = 'bytes';
-      const range = rangeFor(req, file.hash, lastModified?.date, file.size);
+      const range = rangeFor(req, file.hash, p.lastModified, file.size);
       if (range === 'unsatisfiable') {
-        res.writeHead(416, { ...headers, 'Content-Range': `bytes */${file.size}`, 'Content-Length': 0 });
+        res.writeHead(416, {
+          [DEPLOYMENT_HEADER]: deploymentId,
+          ...p.fields,
+          'Accept-Ranges': 'bytes',
+          'Content-Range': `bytes */${file.size}`,
+          'Content-Length': 0,
+        });
         res.end();
         return;
       }
+      // Ranges address the identity bytes, so only whole answers are compressed.
       if (range) {
-        ({ start, end } = range);
-        code = 206;
-        headers['Content-Range'] = `bytes ${start}-${end}/${file.size}`;
+        const { start, end } = range;
+        const headers = {
+          [DEPLOYMENT_HEADER]: deploymentId,
+          ...p.fields,
+          'Accept-Ranges': 'bytes',
+          'Content-Range': `bytes ${start}-${end}/${file.size}`,
+          'Content-Length': end - start + 1,
+        };
+        return sendBytes(req, res, deploymentId, p, p.blob, file.size, start, end, 206, headers, counter);
       }
     }
+    const whole = p.compressible ? negotiate(req, p) : p.identity;
+    const headers = [DEPLOYMENT_HEADER, deploymentId, ...whole.headers];
+    return sendBytes(
+      req,
+      res,
+      deploymentId,
+      p,
+      whole.path,
+      whole.size,
+      0,
+      whole.size - 1,
+      status,
+      headers,
+      counter,
+    );
+  }
 
-    const missing = () => {
-      counter.bytes += sendPage(req, res, EDGE_PAGES.filesIncomplete(match.path));
-    };
-
-    /** Sends the blob, or the compressed copy of it when there is one. */
-    const send = (copy: CompressedFile | null, encoding: Encoding | null): void | Promise<void> => {
-      let sendPath = blob;
-      let sendSize = file.size;
-      if (copy && encoding) {
-        sendPath = copy.path;
-        sendSize = copy.size;
-        start = 0;
-        end = copy.size - 1;
-        headers['Content-Encoding'] = encoding;
-        // Weak: the bytes differ from the identity representation that the strong tag names.
-        headers.ETag = `W/"${file.hash}"`;
-      }
-      headers['Content-Length'] = end - start + 1;
-
-      // Small files come from memory: most of a site's requests, without a file handle each.
-      if (sendSize <= blobs.maxEntryBytes) {
-        const sendBytes = (bytes: Buffer) => {
-          res.writeHead(code, headers);
-          if (req.method === 'HEAD') {
-            res.end();
-            return;
-          }
-          const body = start === 0 && end === bytes.length - 1 ? bytes : bytes.subarray(start, end + 1);
-          counter.bytes += body.length;
-          res.end(body);
-        };
-        const inMemory = blobs.peek(sendPath);
-        if (inMemory) return sendBytes(inMemory);
-        return blobs.read(sendPath).then(sendBytes, (err: unknown) => {
-          if (!isMissing(err)) throw err;
-          missing();
-        });
-      }
-      return streamFile(sendPath);
-    };
-
-    const streamFile = async (path: string): Promise<void> => {
-      let handle: FileHandle;
-      try {
-        handle = await open(path, 'r');
-      } catch (err) {
-        if (!isMissing(err)) throw err;
-        return missing();
-      }
-      res.writeHead(code, headers);
-      if (req.method === 'HEAD') {
-        await handle.close();
-        res.end();
-        return;
-      }
-      const stream = handle.createReadStream({ start, end, autoClose: true });
-      stream.on('data', (chunk: string | Buffer) => {
-        counter.bytes += chunk.length;
-      });
-      try {
-        await pipeline(stream, res);
-      } catch {
-        // The client went away mid-body; the socket is already closed and there is nothing to answer.
-      }
-    };
-
-    // Ranges address the identity bytes, so only whole responses are compressed. A copy not made
-    // yet is queued and this response goes out as it is: compressing never holds a request up.
-    if (code === 206 || !compressible) return send(null, null);
+  /**
+   * The whole answer for the encodings the client accepts: a compressed copy when one is made. A
+   * copy not made yet is queued and this answer goes out as it is: compressing never holds a
+   * request up.
+   */
+  function negotiate(req: IncomingMessage, p: PreparedFile): WholeAnswer {
+    const { hash, size } = p.file;
     const accepted = acceptedEncodings(req.headers['accept-encoding']);
     for (const encoding of accepted) {
-      const copy = compressed.peek(file.hash, encoding);
-      if (copy) return send(copy, encoding);
+      const copy = compressed.peek(hash, encoding);
+      if (copy) {
+        const known = p.encoded[encoding];
+        if (known?.path === copy.path && known.size === copy.size) return known;
+        return (p.encoded[encoding] = wholeAnswer(p, copy.path, copy.size, encoding));
+      }
     }
     // gzip first: it is made in a fraction of Brotli's time, so the next request has something.
     for (const encoding of accepted.toReversed()) {
-      if (compressed.peek(file.hash, encoding) === undefined) {
-        compressed.prepare(file.hash, blob, file.size, encoding);
-      }
+      if (compressed.peek(hash, encoding) === undefined) compressed.prepare(hash, p.blob, size, encoding);
     }
-    return send(null, null);
+    return p.identity;
+  }
+
+  /**
+   * Sends bytes `start` to `end` of a blob or compressed copy: small files from memory (at once
+   * when they are there: most of a site's requests, without a file handle each), others streamed
+   * from disk.
+   */
+  function sendBytes(
+    req: IncomingMessage,
+    res: ServerResponse,
+    deploymentId: string,
+    p: PreparedFile,
+    path: string,
+    size: number,
+    start: number,
+    end: number,
+    code: number,
+    headers: OutgoingHttpHeaders | HeaderList,
+    counter: ByteCounter,
+  ): void | Promise<void> {
+    if (size <= blobs.maxEntryBytes) {
+      const inMemory = blobs.peek(path);
+      if (inMemory) return writeBytes(req, res, inMemory, start, end, code, headers, counter);
+      return blobs.read(path).then(
+        (bytes) => writeBytes(req, res, bytes, start, end, code, headers, counter),
+        (err: unknown) => {
+          if (!isMissing(err)) throw err;
+          counter.bytes += page(req, res, deploymentId, EDGE_PAGES.filesIncomplete(p.path));
+        },
+      );
+    }
+    return streamFile(req, res, deploymentId, p, path, start, end, code, headers, counter);
+  }
+
+  async function streamFile(
+    req: IncomingMessage,
+    res: ServerResponse,
+    deploymentId: string,
+    p: PreparedFile,
+    path: string,
+    start: number,
+    end: number,
+    code: number,
+    headers: OutgoingHttpHeaders | HeaderList,
+    counter: ByteCounter,
+  ): Promise<void> {
+    let handle: FileHandle;
+    try {
+      handle = await open(path, 'r');
+    } catch (err) {
+      if (!isMissing(err)) throw err;
+      counter.bytes += page(req, res, deploymentId, EDGE_PAGES.filesIncomplete(p.path));
+      return;
+    }
+    res.writeHead(code, headers);
+    if (req.method === 'HEAD') {
+      await handle.close();
+      res.end();
+      return;
+    }
+    const stream = handle.createReadStream({ start, end, autoClose: true });
+    stream.on('data', (chunk: string | Buffer) => {
+      counter.bytes += chunk.length;
+    });
+    try {
+      await pipeline(stream, res);
+    } catch {
+      // The client went away mid-body; the socket is already closed and there is nothing to answer.
+    }
   }
 
   /** Answers once the manifest is known: the file the path maps to, or the right page. */
@@ -249,26 +347,27 @@ export function createStaticServer(opts: StaticServerOptions) {
     counter: ByteCounter,
   ): void | Promise<void> {
     if (!manifest) {
-      counter.bytes += sendPage(req, res, EDGE_PAGES.filesNotAvailable());
+      counter.bytes += page(req, res, target.deploymentId, EDGE_PAGES.filesNotAvailable());
       return;
     }
     const path = requestPath(req.url);
     if (path === null) {
-      counter.bytes += sendPage(req, res, EDGE_PAGES.badPath());
+      counter.bytes += page(req, res, target.deploymentId, EDGE_PAGES.badPath());
       return;
     }
     const match = matchPath(manifest, path, target.spa);
     if (!match) {
-      counter.bytes += sendPage(req, res, EDGE_PAGES.pageNotFound(path));
+      counter.bytes += page(req, res, target.deploymentId, EDGE_PAGES.pageNotFound(path));
       return;
     }
-    return sendFile(req, res, match, manifest, counter);
+    return sendFile(req, res, target.deploymentId, match, manifest, counter);
   }
 
   return {
     /**
      * Answers a request for a static target; never rejects for a client's mistake. Returns
      * undefined when it answered at once (everything was in memory), else the promise of the rest.
+     * Every answer names the deployment (DEPLOYMENT_HEADER): the caller does not set it.
      */
     serve(
       req: IncomingMessage,
@@ -277,7 +376,7 @@ export function createStaticServer(opts: StaticServerOptions) {
       counter: ByteCounter,
     ): void | Promise<void> {
       if (req.method !== 'GET' && req.method !== 'HEAD') {
-        counter.bytes += sendPage(req, res, EDGE_PAGES.methodNotAllowed(req.method));
+        counter.bytes += page(req, res, target.deploymentId, EDGE_PAGES.methodNotAllowed(req.method));
         return;
       }
       if (!target.artifactId) return serveFrom(req, res, target, null, counter);
@@ -288,6 +387,62 @@ export function createStaticServer(opts: StaticServerOptions) {
         .then((manifest) => serveFrom(req, res, target, manifest, counter));
     },
   };
+}
+
+/** Writes a file's answer from its bytes in memory (the headers alone for HEAD). */
+function writeBytes(
+  req: IncomingMessage,
+  res: ServerResponse,
+  bytes: Buffer,
+  start: number,
+  end: number,
+  code: number,
+  headers: OutgoingHttpHeaders | HeaderList,
+  counter: ByteCounter,
+): void {
+  res.writeHead(code, headers);
+  if (req.method === 'HEAD') {
+    res.end();
+    return;
+  }
+  const body = start === 0 && end === bytes.length - 1 ? bytes : bytes.subarray(start, end + 1);
+  counter.bytes += body.length;
+  res.end(body);
+}
+
+function prepareFile(match: Match, manifest: Manifest, blob: string): PreparedFile {
+  const { path, file, status } = match;
+  const type = contentTypeOf(path);
+  const lastModified = lastModifiedOf(manifest);
+  const fields: Record<string, string> = {
+    'Content-Type': type.type,
+    ETag: `"${file.hash}"`,
+    'Cache-Control': status === 200 ? cacheControlFor(path) : REVALIDATE,
+  };
+  if (lastModified) fields['Last-Modified'] = lastModified.header;
+  const compressible =
+    type.compressible && file.size >= MIN_COMPRESS_BYTES && file.size <= MAX_COMPRESS_BYTES;
+  if (compressible) fields.Vary = 'Accept-Encoding';
+  const p = { path, file, status, blob, compressible, lastModified: lastModified?.date, fields, encoded: {} };
+  return { ...p, identity: wholeAnswer(p, blob, file.size, null) };
+}
+
+/** The header fields of a whole answer: the file's, then Accept-Ranges, Content-Encoding, Content-Length. */
+function wholeAnswer(
+  p: Pick<PreparedFile, 'file' | 'status' | 'fields'>,
+  path: string,
+  size: number,
+  encoding: Encoding | null,
+): WholeAnswer {
+  const fields: Record<string, string> = { ...p.fields };
+  if (p.status === 200) fields['Accept-Ranges'] = 'bytes';
+  if (encoding) {
+    fields['Content-Encoding'] = encoding;
+    // Weak: the bytes differ from the identity representation that the strong tag names.
+    fields.ETag = `W/"${p.file.hash}"`;
+  }
+  fields['Content-Length'] = String(size);
+  return { path, size, headers: Object.entries(fields).flat() };
 }
 
 /** A manifest's creation time as a date and as the Last-Modified value; null when it is not a date. */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Manifest } from '../../../server/edge/artifact-reader.ts';
 import { isHashedName } from '../../../server/edge/cache-control.ts';
-import { negotiateEncoding } from '../../../server/edge/compression.ts';
+import { acceptedEncodings, negotiateEncoding } from '../../../server/edge/compression.ts';
 import { contentTypeOf } from '../../../server/edge/content-types.ts';
 import { parseRange } from '../../../server/edge/range.ts';
 import { normalizeHost } from '../../../server/edge/resolve-host.ts';
@@ -60,6 +60,19 @@ describe('edge helpers', () => {
     expect(negotiateEncoding('*;q=0')).toBeNull();
     expect(negotiateEncoding('identity')).toBeNull();
     expect(negotiateEncoding('GZIP;Q=1')).toBe('gzip');
+  });
+
+  it('parses each Accept-Encoding value once, and still answers right past the values it keeps', () => {
+    const browser = acceptedEncodings('gzip, deflate, br, zstd');
+    expect(browser).toEqual(['br', 'gzip']);
+    expect(acceptedEncodings('gzip, deflate, br, zstd')).toBe(browser);
+    // Shared by every request that sends the value: nobody may change it.
+    expect(Object.isFrozen(browser)).toBe(true);
+    for (let i = 0; i < 200; i++) {
+      expect(acceptedEncodings(`gzip;q=${i % 2}, x-${i}`)).toEqual(i % 2 ? ['gzip'] : []);
+    }
+    expect(acceptedEncodings('gzip, deflate, br, zstd')).toEqual(['br', 'gzip']);
+    expect(acceptedEncodings('br;q=0, gzip')).toEqual(['gzip']);
   });
 
   it('normalises Host headers', () => {
