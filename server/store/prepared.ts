@@ -163,7 +163,7 @@ function compile(
  * the watched tables serves every read kept until they change. A version read after a request
  * arrived is as exact for it as one read just for it.
  */
-export interface Turn {
+interface Turn {
   write(bound: { sql: string; values: unknown[] }, runAlone: () => Promise<unknown[]>): Promise<unknown[]>;
   version(): Promise<number>;
 }

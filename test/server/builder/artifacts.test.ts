@@ -1,31 +1,10 @@
 import { createHash } from 'node:crypto';
-import {
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
 import { createArtifactStore } from '../../../server/builder/artifacts.ts';
 import { BuildError } from '../../../server/builder/build-error.ts';
-
-const dirs: string[] = [];
-afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })));
-
-function tempDir(files: Record<string, string> = {}): string {
-  const dir = mkdtempSync(join(tmpdir(), 'slipway-art-'));
-  dirs.push(dir);
-  for (const [path, content] of Object.entries(files)) {
-    mkdirSync(dirname(join(dir, path)), { recursive: true });
-    writeFileSync(join(dir, path), content);
-  }
-  return dir;
-}
+import { tempDir } from '../../helpers/temp-dir.ts';
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 const limits = { maxBytes: 1024 * 1024, maxFiles: 1000 };

@@ -1,9 +1,6 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createArtifactStore } from '../../../server/builder/artifacts.ts';
@@ -11,20 +8,12 @@ import { createArtifactReader } from '../../../server/edge/artifact-reader.ts';
 import { createCompressedCache } from '../../../server/edge/compression.ts';
 import type { Target } from '../../../server/edge/resolve-host.ts';
 import { createStaticServer } from '../../../server/edge/static.ts';
+import { tempDir } from '../../helpers/temp-dir.ts';
 
-const dirs: string[] = [];
 const servers: Server[] = [];
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => new Promise((r) => s.close(r))));
-  dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true }));
 });
-
-function tempDir(files: Record<string, string> = {}): string {
-  const dir = mkdtempSync(join(tmpdir(), 'slipway-prepared-'));
-  dirs.push(dir);
-  for (const [path, content] of Object.entries(files)) writeFileSync(join(dir, path), content);
-  return dir;
-}
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 const limits = { maxBytes: 1024 * 1024, maxFiles: 100 };
