@@ -75,6 +75,19 @@ describe.skipIf(testDialect() !== 'sqlite')('reads kept until what they read cha
     expect(await nameSeen()).toBe('kept-4');
   });
 
+  it("never answers one user's kept read to another: a stranger, with or without a guessed id, gets 404", async () => {
+    const stranger = await a.user('stranger@example.com');
+    // The owner's answer is kept; the stranger asks for the same project, often, and through
+    // ids that differ only in case or by a trailing byte.
+    expect(await nameSeen(owner)).toBe('kept-4');
+    for (let i = 0; i < 3; i++) expect(await nameSeen(stranger)).toBe(404);
+    for (const id of [projectId.toUpperCase(), `${projectId}\u0000`, `${projectId} `]) {
+      const res = await a.call(stranger, 'GET', `/v1/projects/${encodeURIComponent(id)}`);
+      expect([400, 404]).toContain(res.status);
+    }
+    expect(await nameSeen(owner)).toBe('kept-4');
+  });
+
   it('takes access away on the next request when another process removes a member', async () => {
     const invited = await a.call(owner, 'POST', `/v1/organizations/${owner.orgId}/members/invite`, {
       email: member.email,
