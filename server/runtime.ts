@@ -48,17 +48,16 @@ export async function createDeps(config: Config, opts: RuntimeOptions = {}): Pro
     metrics: createMetricsCache(() => clock.now().getTime()),
     oidcKeys: createOidcKeys(config.oidc),
     paymentKey: lazyPaymentKey(config, log),
-    rateCounts:
-      store.dialect.name === 'sqlite'
-        ? createRateCounts(store, { onError: (err) => log.warn({ err }, 'writing rate-limit counts failed') })
-        : undefined,
+    rateCounts: createRateCounts(store, {
+      onError: (err) => log.warn({ err }, 'writing rate-limit counts failed'),
+    }),
   };
 }
 
 /** Writes what this process holds back (the rate-limit counts), then closes the database. */
 export async function closeDeps(deps: Pick<Deps, 'store' | 'rateCounts'>): Promise<void> {
   try {
-    await deps.rateCounts?.close();
+    await deps.rateCounts.close();
   } finally {
     await deps.store.close();
   }

@@ -72,7 +72,7 @@ export type ProjectWithRole = ProjectRow & { member_role: Role | null };
 
 /** A project that is not deleted, with the user's role in its organization; null when there is none. */
 export async function readProjectWithRole(
-  deps: Pick<Deps, 'store'>,
+  deps: { store: Pick<Deps['store'], 'run'> },
   userId: string,
   projectId: string,
 ): Promise<ProjectWithRole | null> {

@@ -34,10 +34,10 @@ export interface Deps {
   /** The key payment challenges are signed with, loaded on first use (server/payments/secret.ts). */
   paymentKey: () => Buffer;
   /**
-   * The rate-limit counts this process keeps on SQLite, written behind (server/http/rate-counts.ts);
-   * absent on PostgreSQL, which counts every request in the database.
+   * Where this process counts requests against the hourly rate limits (server/http/rate-counts.ts):
+   * in memory and written behind on SQLite, in batches in the database on PostgreSQL.
    */
-  rateCounts?: RateCounts | undefined;
+  rateCounts: RateCounts;
 }
 
 /** Who is calling: resolved from the bearer token. */

@@ -208,6 +208,8 @@ export interface RateLimitsTable {
   user_id: string;
   window_start: number;
   count: number;
+  /** How many requests the last PostgreSQL batch counted (server/http/rate-counts-batched.ts). */
+  granted: Generated<number>;
 }
 
 export interface AlertsTable {

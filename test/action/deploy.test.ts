@@ -58,7 +58,7 @@ describe('the action: deploy, preview, promote, roll back', () => {
     });
   /** Requests a user made: the rate limiter counts them (on SQLite, written behind: written here first). */
   const requestsOf = async (user: string) => {
-    await s.running.deps.rateCounts?.flush();
+    await s.running.deps.rateCounts.flush();
     const rows = await s.running.deps.db
       .selectFrom('rate_limits')
       .select('count')

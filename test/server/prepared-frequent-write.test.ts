@@ -15,7 +15,7 @@ describe('frequent-write prebuilt statements', () => {
   });
 
   const count = async (userId: string) => {
-    await t!.deps.rateCounts?.flush();
+    await t!.deps.rateCounts.flush();
     return (
       await t!.deps.db
         .selectFrom('rate_limits')

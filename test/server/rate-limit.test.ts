@@ -24,7 +24,7 @@ describe('rate limits', () => {
 
   /** What the database holds (on SQLite, once the process has written what it counted). */
   const count = async (user: TestUser) => {
-    await t.deps.rateCounts?.flush();
+    await t.deps.rateCounts.flush();
     const rows = await t.deps.db
       .selectFrom('rate_limits')
       .select('count')
@@ -148,13 +148,13 @@ describe('rate limits', () => {
     // Skip ahead to the end of the window rather than send a thousand requests: an operator's
     // change in the database applies once the process has written what it counted (on SQLite,
     // within a second; here at once).
-    await t.deps.rateCounts?.flush();
+    await t.deps.rateCounts.flush();
     await t.deps.db
       .updateTable('rate_limits')
       .set({ count: 999 })
       .where('user_id', '=', owner.userId)
       .execute();
-    await t.deps.rateCounts?.flush();
+    await t.deps.rateCounts.flush();
     const last = await t.call(owner, 'GET', '/v1/user');
     expect(last.status).toBe(200);
     expect(limits(last).remaining).toBe(0);
@@ -214,7 +214,7 @@ describe('enterprise rate limits across processes', () => {
         ]),
       ).toEqual([200, 200, 200]);
       // Written behind (every second; here at once): the other process reads the count of 3.
-      await a.deps.rateCounts!.flush();
+      await a.deps.rateCounts.flush();
       const first = await b.call(u, 'GET', '/v1/user');
       expect(limits(first)).toEqual({ limit: 5, remaining: 1, reset: epoch('2026-11-22T11:00:00.000Z') });
       expect(
@@ -223,9 +223,9 @@ describe('enterprise rate limits across processes', () => {
           [b, u],
         ]),
       ).toEqual([200, 429]);
-      await b.deps.rateCounts!.flush();
+      await b.deps.rateCounts.flush();
       // The first process forgets a count it added nothing to since its last write, and reads 5.
-      await a.deps.rateCounts!.flush();
+      await a.deps.rateCounts.flush();
       const refused = await a.call(u, 'GET', '/v1/user');
       expect(limits(refused)).toEqual({ limit: 5, remaining: 0, reset: epoch('2026-11-22T11:00:00.000Z') });
       expect(refused.headers['retry-after']).toBe('60');

@@ -17,6 +17,7 @@ import { trustPolicies } from './013_trust_policies.ts';
 import { listIndexes } from './014_list_indexes.ts';
 import { metricRollups } from './015_metric_rollups.ts';
 import { monitoringIndexes } from './016_monitoring_indexes.ts';
+import { rateLimitGranted } from './017_rate_limit_granted.ts';
 
 /** Every migration in order; names sort as they run. Data migrations that encrypt use `cipher`. */
 export function allMigrations(d: DialectHelpers, cipher: Cipher): Record<string, Migration> {
@@ -37,5 +38,6 @@ export function allMigrations(d: DialectHelpers, cipher: Cipher): Record<string,
     '014_list_indexes': listIndexes,
     '015_metric_rollups': metricRollups,
     '016_monitoring_indexes': monitoringIndexes,
+    '017_rate_limit_granted': rateLimitGranted,
   };
 }
