@@ -119,22 +119,8 @@ function compile(
   name: string,
   turn: Turn | undefined,
 ): Runner {
-  const { arity, build, options } = statement;
-  let compiled: { sql: string; positions: number[]; constants: unknown[] } | undefined;
-  const placeholders = Array.from({ length: arity }, (_, i) => `\u0000slipway-param-${i}\u0000`);
-
-  const bind = (params: readonly unknown[]) => {
-    if (!compiled) {
-      const q = build(db, ...placeholders).compile();
-      compiled = {
-        sql: q.sql,
-        positions: q.parameters.map((p) => placeholders.indexOf(p as string)),
-        constants: [...q.parameters],
-      };
-    }
-    const { sql, positions, constants } = compiled;
-    return { sql, values: positions.map((pos, i) => (pos === -1 ? constants[i] : params[pos])) };
-  };
+  const { options } = statement;
+  const bind = binder(db, statement);
 
   const runOne: Runner = async (params) => {
     const { sql, values } = bind(params);
@@ -154,6 +140,30 @@ function compile(
   if (options.keepUntilChanged) return keptUntilChanged(runOne, turn);
   if (options.frequentWrite) return (params) => turn.write(bind(params), () => runOne(params));
   return runOne;
+}
+
+/**
+ * The SQL of a prepared statement with its parameters in place, compiled on the first call: what
+ * the store runs (and what a test can EXPLAIN).
+ */
+export function binder(
+  db: Kysely<Database>,
+  { arity, build }: PreparedStatement<readonly unknown[], unknown>,
+): (params: readonly unknown[]) => { sql: string; values: unknown[] } {
+  let compiled: { sql: string; positions: number[]; constants: unknown[] } | undefined;
+  const placeholders = Array.from({ length: arity }, (_, i) => `\u0000slipway-param-${i}\u0000`);
+  return (params) => {
+    if (!compiled) {
+      const q = build(db, ...placeholders).compile();
+      compiled = {
+        sql: q.sql,
+        positions: q.parameters.map((p) => placeholders.indexOf(p as string)),
+        constants: [...q.parameters],
+      };
+    }
+    const { sql, positions, constants } = compiled;
+    return { sql, values: positions.map((pos, i) => (pos === -1 ? constants[i] : params[pos])) };
+  };
 }
 
 /**

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CompiledQuery, Migrator, sql, type KyselyPlugin } from 'kysely';
+import { CompiledQuery, Migrator, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../server/config.ts';
 import { createCipher } from '../../server/lib/secrets.ts';
@@ -19,7 +19,8 @@ import {
   recordRuntimeSamples,
   type RuntimeSample,
 } from '../../server/services/monitoring/record-runtime-samples.ts';
-import { openStore } from '../../server/store/db.ts';
+import { openStore, type Store } from '../../server/store/db.ts';
+import { binder } from '../../server/store/prepared.ts';
 import { allMigrations } from '../../server/store/migrations/index.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { ManualClock } from '../helpers/clock.ts';
@@ -517,15 +518,14 @@ describe(`metrics query plans (${testDialect()})`, () => {
   it('reads each span’s range from the primary key, never a scan of the table', async () => {
     const alice = await t.user('alice@example.com');
     const p = await insertProject(t, alice.orgId);
-    const seen: CompiledQuery[] = [];
-    const capture: KyselyPlugin = {
-      transformQuery(args) {
-        seen.push(t.deps.db.getExecutor().compileQuery(args.node, args.queryId));
-        return args.node;
-      },
-      transformResult: async (args) => args.result,
+    // The statements the answer runs, with their parameters, as the store binds them.
+    const seen: { sql: string; parameters: unknown[] }[] = [];
+    const run: Store['run'] = (statement, ...params) => {
+      const { sql: text, values } = binder(t.deps.db, statement)(params);
+      seen.push({ sql: text, parameters: values });
+      return t.deps.store.run(statement, ...params);
     };
-    const traced = { ...t.deps, db: t.deps.db.withPlugin(capture) };
+    const traced = { ...t.deps, store: { ...t.deps.store, run } };
     await recordRequests(t.deps, [
       { projectId: p.id, at: new Date(NOW), status: 500, durationMs: 1, bytes: 1 },
     ]);

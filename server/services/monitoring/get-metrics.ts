@@ -1,10 +1,15 @@
 import type { MetricName, Metrics, MetricsPeriod, MetricsQuery } from '../../../api/schemas/monitoring.ts';
-import type { ExpressionBuilder } from 'kysely';
 import { LATENCY_COLUMNS, percentile } from '../../monitoring/histogram.ts';
 import { rollupRanges, type SpanRange } from '../../monitoring/rollup-ranges.ts';
-import type { Database } from '../../store/schema.ts';
 import { requireProject } from '../access.ts';
 import type { Actor, Deps } from '../deps.ts';
+import {
+  runtimeMinuteSums,
+  runtimeRollupSums,
+  statusCounts,
+  trafficSums,
+  type MetricsRead,
+} from './metrics-statements.ts';
 
 const HOUR = 3_600_000;
 
@@ -20,20 +25,9 @@ const ALL: readonly MetricName[] = ['requests', 'errors', 'latency', 'bandwidth'
 
 const round2 = (n: number) => Math.round(n * 100) / 100;
 
-/** Rows of `ranges` for one project: `(project_id, span, bucket_start)`, each an index range of the primary key. */
-function inRanges(projectId: string, ranges: readonly SpanRange[]) {
-  return (eb: ExpressionBuilder<Database, 'traffic_rollups' | 'traffic_status_counts' | 'runtime_rollups'>) =>
-    eb.or(
-      ranges.map((r) =>
-        eb.and([
-          eb('project_id', '=', projectId),
-          eb('span', '=', r.span),
-          eb('bucket_start', '>=', r.from),
-          eb('bucket_start', '<', r.to),
-        ]),
-      ),
-    );
-}
+/** Runs one of the metrics reads (server/services/monitoring/metrics-statements.ts). */
+const read = <R>(deps: Pick<Deps, 'store'>, { statement, params }: MetricsRead<R>) =>
+  deps.store.run(statement, ...params);
 
 /**
  * Traffic of the minutes that started within the period (`now - period <= minute <= now`), from
@@ -69,19 +63,9 @@ async function computeMetrics(
 ): Promise<Metrics['metrics']> {
   const metrics: Metrics['metrics'] = {};
   if (ranges.length === 0) return metrics;
-  const where = inRanges(projectId, ranges);
-
   // SUM over no rows is NULL, and PostgreSQL returns bigint sums as strings: Number() covers both.
-  const sums = await deps.db
-    .selectFrom('traffic_rollups')
-    .where(where)
-    .select((eb) =>
-      [...TOTALS, ...(wanted.has('latency') ? LATENCY_COLUMNS : [])].map((c) =>
-        eb.fn.sum<string | number | null>(c).as(c),
-      ),
-    )
-    .executeTakeFirstOrThrow();
-  const total = (c: string) => Number((sums as Record<string, string | number | null>)[c] ?? 0);
+  const [sums] = await read(deps, trafficSums(projectId, ranges, wanted.has('latency')));
+  const total = (c: string) => Number(sums?.[c] ?? 0);
   const requests = total('requests');
   const errors = total('errors');
 
@@ -91,13 +75,7 @@ async function computeMetrics(
   if (wanted.has('errors')) {
     const byStatus: Record<string, number> = {};
     if (errors > 0) {
-      const counts = await deps.db
-        .selectFrom('traffic_status_counts')
-        .where(where)
-        .select((eb) => ['status', eb.fn.sum<string | number>('count').as('count')])
-        .groupBy('status')
-        .orderBy('status')
-        .execute();
+      const counts = await read(deps, statusCounts(projectId, ranges));
       for (const c of counts) byStatus[String(c.status)] = Number(c.count);
     }
     metrics.errors = {
@@ -124,8 +102,6 @@ async function computeMetrics(
   return metrics;
 }
 
-const TOTALS = ['requests', 'success', 'errors', 'bytes', 'latency_sum_ms'] as const;
-
 /**
  * CPU and memory of the project's server processes, from the edge's samples in the period:
  * averages over every sample, maxima of single samples. Minutes come from `runtime_samples`
@@ -140,44 +116,10 @@ async function runtimeMetrics(
 ): Promise<Pick<Metrics['metrics'], 'cpu' | 'ram'>> {
   const minutes = ranges.filter((r) => r.span === 'minute');
   const longer = ranges.filter((r) => r.span !== 'minute');
-  type Sums = { samples: unknown; cpu_sum: unknown; cpu_max: unknown; ram_sum: unknown; ram_max: unknown };
-  const parts: Sums[] = [];
-  if (minutes.length > 0) {
-    parts.push(
-      await deps.db
-        .selectFrom('runtime_samples')
-        .where((eb) =>
-          eb.or(
-            minutes.map((r) =>
-              eb.and([eb('project_id', '=', projectId), eb('minute', '>=', r.from), eb('minute', '<', r.to)]),
-            ),
-          ),
-        )
-        .select((eb) => [
-          eb.fn.sum('samples').as('samples'),
-          eb.fn.sum('cpu_sum').as('cpu_sum'),
-          eb.fn.max('cpu_max').as('cpu_max'),
-          eb.fn.sum('ram_sum').as('ram_sum'),
-          eb.fn.max('ram_max').as('ram_max'),
-        ])
-        .executeTakeFirstOrThrow(),
-    );
-  }
-  if (longer.length > 0) {
-    parts.push(
-      await deps.db
-        .selectFrom('runtime_rollups')
-        .where(inRanges(projectId, longer))
-        .select((eb) => [
-          eb.fn.sum('samples').as('samples'),
-          eb.fn.sum('cpu_sum').as('cpu_sum'),
-          eb.fn.max('cpu_max').as('cpu_max'),
-          eb.fn.sum('ram_sum').as('ram_sum'),
-          eb.fn.max('ram_max').as('ram_max'),
-        ])
-        .executeTakeFirstOrThrow(),
-    );
-  }
+  const parts = [
+    ...(minutes.length > 0 ? await read(deps, runtimeMinuteSums(projectId, minutes)) : []),
+    ...(longer.length > 0 ? await read(deps, runtimeRollupSums(projectId, longer)) : []),
+  ];
   const n = (v: unknown) => Number(v ?? 0);
   const samples = parts.reduce((a, p) => a + n(p.samples), 0);
   if (samples === 0) return {};
