@@ -102,6 +102,9 @@ export function createBatchedRateCounts(store: Pick<Store, 'run'>): RateCounts {
     }
   };
 
+  const flush = (): Promise<void> =>
+    waiting.length === 0 && inFlight === 0 ? Promise.resolve() : new Promise((r) => settled.push(r));
+
   return {
     take: (userId, windowStart, limit, projectId) =>
       new Promise((resolve, reject) => {
@@ -111,11 +114,8 @@ export function createBatchedRateCounts(store: Pick<Store, 'run'>): RateCounts {
         // After the I/O of this turn: every request that arrived in it joins the batch.
         setImmediate(send);
       }),
-    flush: () =>
-      waiting.length === 0 && inFlight === 0 ? Promise.resolve() : new Promise((r) => settled.push(r)),
-    close() {
-      return this.flush();
-    },
+    flush,
+    close: flush,
   };
 }
 
