@@ -1,10 +1,14 @@
 import { sql } from 'kysely';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Server } from 'node:http';
 import { createEdgeServer } from '../server/edge/server.ts';
 import { createHostResolver } from '../server/edge/resolve-host.ts';
 import { FAILURE_LOOKBACK_MS } from '../server/monitoring/deployment-failed-alert.ts';
 import { runMonitoringTick } from '../server/monitoring/monitoring-tick.ts';
+import { probeProductionUrls } from '../server/monitoring/probe-production.ts';
+import { randomString } from '../server/lib/ids.ts';
 import { createRequestRecorder } from '../server/monitoring/request-recorder.ts';
 import { edgeRecordingOptions } from '../server/roles/edge.ts';
 import { recordRequests, type ServedRequest } from '../server/services/monitoring/record-requests.ts';
@@ -26,14 +30,34 @@ async function insertChunks<T>(rows: T[], insert: (chunk: T[]) => Promise<unknow
   for (let i = 0; i < rows.length; i += size) await insert(rows.slice(i, i + size));
 }
 
-/** `n` projects, each with a live production deployment of one shared static site and 9 older ones. */
-async function load(t: TestApp, n: number, artifactId: string) {
+/**
+ * `count` copies of a stored artifact under new ids (the same files, a manifest each), as many
+ * projects' own builds would be: the edge then reads a manifest per project it serves.
+ */
+export async function copyArtifact(root: string, artifactId: string, count: number): Promise<string[]> {
+  const manifest = JSON.parse(await readFile(join(root, 'manifests', `${artifactId}.json`), 'utf8')) as {
+    id: string;
+  };
+  const ids = Array.from({ length: count }, () => `art_${randomString(20)}`);
+  for (let i = 0; i < ids.length; i += 200) {
+    await Promise.all(
+      ids
+        .slice(i, i + 200)
+        .map((id) => writeFile(join(root, 'manifests', `${id}.json`), JSON.stringify({ ...manifest, id }))),
+    );
+  }
+  return ids;
+}
+
+/** `n` projects, each with a live production deployment of its own static site (one file) and 9 older ones. */
+export async function load(t: TestApp, n: number, artifactIds: string[]) {
   const user = await t.user('bench@example.com');
   const now = t.deps.clock.now().getTime();
   const projects: ProjectsTable[] = [];
   const deployments: DeploymentsTable[] = [];
   for (let i = 0; i < n; i++) {
     const project = projectRow(user.orgId, new Date(now).toISOString(), { name: `bench-${i}` });
+    const artifactId = artifactIds[i % artifactIds.length]!;
     for (let j = 0; j < DEPLOYMENTS_PER_PROJECT; j++) {
       const at = new Date(now - (DEPLOYMENTS_PER_PROJECT - j) * 86_400_000).toISOString();
       // One failure, days ago: outside the deployment_failed lookback, as most failures are.
@@ -56,6 +80,8 @@ async function load(t: TestApp, n: number, artifactId: string) {
 
 interface Measured {
   ms: number;
+  /** CPU time of this process (client, edge and database driver) per probe, over a run of probes alone. */
+  cpuMsPerProbe: number;
   /** The deployment_failed rule's read of recent failures: as before (bound predicates, a scan), and now. */
   failedScanMs: number;
   failedIndexMs: number;
@@ -74,6 +100,22 @@ async function median(run: () => Promise<unknown>): Promise<number> {
   return Math.round(times.sort((a, b) => a - b)[5]! * 100) / 100;
 }
 
+/**
+ * This process's CPU time per probe (the probes' client, the edge, the database driver), median
+ * of 5 runs of the probes alone a minute apart: past the batch, each run probes other projects.
+ */
+async function probeCpu(deps: Parameters<typeof probeProductionUrls>[0], clock: ManualClock) {
+  const perProbe: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    clock.advance(MIN);
+    const cpu = process.cpuUsage();
+    const probed = await probeProductionUrls(deps);
+    const used = process.cpuUsage(cpu);
+    perProbe.push((used.user + used.system) / 1000 / probed);
+  }
+  return Math.round(perProbe.sort((a, b) => a - b)[2]! * 1000) / 1000;
+}
+
 async function count(t: TestApp, table: 'health_checks' | 'traffic_rollups') {
   const r = await t.deps.db
     .selectFrom(table)
@@ -90,9 +132,13 @@ async function measure(n: number): Promise<Measured> {
   const recorder = createRequestRecorder(t.deps, { intervalMs: 1000 });
   try {
     const artifactId = await storeSite(t.deps.config.artifactsDir, { 'index.html': '<h1>hello</h1>' });
-    const projects = await load(t, n, artifactId);
+    const projects = await load(t, n, await copyArtifact(t.deps.config.artifactsDir, artifactId, n));
     edge = createEdgeServer({
-      resolver: createHostResolver(t.deps),
+      // On the run's clock, as in production: a route looked up one run ago has expired by the next.
+      resolver: createHostResolver(t.deps, {
+        ttlMs: t.deps.config.edgeRouteTtlMs,
+        now: () => clock.now().getTime(),
+      }),
       artifactsRoot: t.deps.config.artifactsDir,
       onRequest: (r) => recorder.record(r),
       ...edgeRecordingOptions(t.deps),
@@ -124,6 +170,9 @@ async function measure(n: number): Promise<Measured> {
     await runMonitoringTick(deps);
     const ms = performance.now() - started;
     await recorder.flush();
+    const healthRows = (await count(t, 'health_checks')) - health;
+    const rollupRows = (await count(t, 'traffic_rollups')) - rollups;
+    const cpuMsPerProbe = await probeCpu(deps, clock);
     const since = new Date(clock.now().getTime() - FAILURE_LOOKBACK_MS).toISOString();
     const failedScanMs = await median(() =>
       t.deps.db
@@ -145,10 +194,11 @@ async function measure(n: number): Promise<Measured> {
     );
     return {
       ms,
+      cpuMsPerProbe,
       failedScanMs,
       failedIndexMs,
-      healthRows: (await count(t, 'health_checks')) - health,
-      rollupRows: (await count(t, 'traffic_rollups')) - rollups,
+      healthRows,
+      rollupRows,
     };
   } finally {
     await recorder.close();
@@ -183,6 +233,7 @@ export async function benchMonitoringTick(): Promise<string> {
           run_ms: Math.round(m.ms),
           of_interval_pct: ratio(m.ms, 60_000),
           vs_first_size: Math.round((m.ms / base) * 10) / 10,
+          cpu_ms_per_probe: m.cpuMsPerProbe,
           health_rows: m.healthRows,
           probe_rollup_rows: m.rollupRows,
           failed_read_ms_before: m.failedScanMs,
@@ -197,6 +248,6 @@ export async function benchMonitoringTick(): Promise<string> {
   return [
     `One monitoring run (second of two, a minute apart), ${DEPLOYMENTS_PER_PROJECT} deployments per project, ${BUSY_SHARE * 100}% of projects with visitors, an edge in the same process`,
     table(rows),
-    "probe_rollup_rows: traffic rows the run itself added (probes counted as visits). failed_read_ms: the deployment_failed rule's read of the last 24 hours' failures, median of 11, written as before (bound predicates: a scan) and now (literal predicates: the partial index of migration 016). Target: run under 10% of the 60 s interval at 10k projects.",
+    "cpu_ms_per_probe: this process's CPU time (probe client, edge, database driver) per probe, median of 5 runs of the probes alone after the measured run; every project has its own artifact, and the edge's routes expire on the run's clock. probe_rollup_rows: traffic rows the run itself added (probes counted as visits). failed_read_ms: the deployment_failed rule's read of the last 24 hours' failures, median of 11, written as before (bound predicates: a scan) and now (literal predicates: the partial index of migration 016). Target: run under 10% of the 60 s interval at 10k projects.",
   ].join('\n');
 }

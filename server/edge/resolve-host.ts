@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import type { Config } from '../config.ts';
@@ -245,38 +245,98 @@ export function createHostResolver(deps: ResolverDeps, opts: ResolverOptions = {
     };
   };
 
-  /** A project's production: its current production deployment, whatever its URL. */
-  const production = async (p: ProjectCols): Promise<Resolution> => {
+  /** Why a project's production is not served (gone, suspended, nothing in it); null when it is. */
+  const notServing = (p: ProjectCols): Resolution | null => {
     if (p.deleted_at !== null || p.status === 'deleted') return { kind: 'unknown' };
     if (p.status === 'suspended') return { kind: 'suspended', projectId: p.id };
     if (!p.production_deployment_id) return { kind: 'no-production', projectId: p.id };
-    const d = await deploymentQuery().where('d.id', '=', p.production_deployment_id).executeTakeFirst();
+    return null;
+  };
+
+  /** A project's production: its current production deployment, whatever its URL. */
+  const production = async (p: ProjectCols): Promise<Resolution> => {
+    const early = notServing(p);
+    if (early) return early;
+    const d = p.production_deployment_id
+      ? await deploymentQuery().where('d.id', '=', p.production_deployment_id).executeTakeFirst()
+      : undefined;
     if (!d) return { kind: 'no-production', projectId: p.id };
     return toTarget(d, p.framework);
   };
 
+  /**
+   * A service-domain label in one round trip: the project whose production host it is, with that
+   * project's production deployment (`via` 1), and the deployment whose host it is (`via` 0: a
+   * deployment's URL wins). Three queries in turn before; a health probe of a production URL,
+   * which is rarely in the cache, paid all three.
+   */
+  const labelRows = (label: string) =>
+    db
+      .selectFrom('projects as p')
+      .leftJoin('deployments as d', 'd.id', 'p.production_deployment_id')
+      .leftJoin('deployments as src', 'src.id', 'd.source_deployment_id')
+      .select([
+        sql<number>`1`.as('via'),
+        'p.id as project_id',
+        'p.status as project_status',
+        'p.framework',
+        'p.deleted_at',
+        'p.production_deployment_id',
+        'd.id',
+        'd.status',
+        'd.target',
+        'd.artifact_id',
+        'd.runtime',
+        'src.artifact_id as source_artifact_id',
+        'src.runtime as source_runtime',
+      ])
+      .where('p.production_host', '=', label)
+      .where('p.deleted_at', 'is', null)
+      .unionAll(
+        // Columns in the same order as above: a union matches them by position.
+        db
+          .selectFrom('deployments as d')
+          .innerJoin('projects as p', 'p.id', 'd.project_id')
+          .leftJoin('deployments as src', 'src.id', 'd.source_deployment_id')
+          .select([
+            sql<number>`0`.as('via'),
+            'd.project_id',
+            'p.status as project_status',
+            'p.framework',
+            'p.deleted_at',
+            'p.production_deployment_id',
+            'd.id',
+            'd.status',
+            'd.target',
+            'd.artifact_id',
+            'd.runtime',
+            'src.artifact_id as source_artifact_id',
+            'src.runtime as source_runtime',
+          ])
+          .where('d.host', '=', label),
+      )
+      .execute();
+
   const lookup = async (host: string): Promise<Resolution> => {
     const label = labelOf(host);
     if (label) {
-      const d = await deploymentQuery()
-        .innerJoin('projects as p', 'p.id', 'd.project_id')
-        .select(['p.status as project_status', 'p.framework', 'p.deleted_at'])
-        .where('d.host', '=', label)
-        .executeTakeFirst();
-      if (d) {
+      const rows = await labelRows(label);
+      const own = rows.find((r) => Number(r.via) === 0);
+      if (own?.id && own.status && own.target) {
+        const d = { ...own, id: own.id, status: own.status, target: own.target };
         if (d.deleted_at !== null || d.project_status === 'deleted') return { kind: 'unknown' };
         if (d.project_status === 'suspended') return { kind: 'suspended', projectId: d.project_id };
         // `deploying` is served too: the builder's health check reaches the deployment by its URL.
         if (d.status === 'live' || d.status === 'deploying') return toTarget(d, d.framework);
         return { kind: 'not-ready', projectId: d.project_id, deploymentId: d.id, status: d.status };
       }
-      const p = await db
-        .selectFrom('projects')
-        .select(['id', 'status', 'framework', 'production_deployment_id', 'deleted_at'])
-        .where('production_host', '=', label)
-        .where('deleted_at', 'is', null)
-        .executeTakeFirst();
-      if (p) return production(p);
+      const p = rows[0];
+      if (p) {
+        const early = notServing({ ...p, id: p.project_id, status: p.project_status });
+        if (early) return early;
+        if (!p.id || !p.target) return { kind: 'no-production', projectId: p.project_id };
+        return toTarget({ ...p, id: p.id, target: p.target }, p.framework);
+      }
     }
     const domain = await db
       .selectFrom('domains')

@@ -10,7 +10,7 @@ export interface ProbeOptions {
   deploymentId: string;
   timeoutMs: number;
   signal?: AbortSignal;
-  /** A fresh `X-Slipway-Probe` token per request (probe-token.ts): the edge does not count it as traffic. */
+  /** The `X-Slipway-Probe` token for each request (probe-token.ts): the edge does not count it as traffic. */
   probeToken?: () => string;
 }
 

@@ -14,7 +14,7 @@ import { listenError } from '../lib/startup-error.ts';
 import { findChallenge } from '../certificates/challenge-store.ts';
 import { startRuntimeSampler } from '../monitoring/runtime-sampler.ts';
 import { createRequestRecorder } from '../monitoring/request-recorder.ts';
-import { isProbeToken } from '../monitoring/probe-token.ts';
+import { createProbeCheck } from '../monitoring/probe-token.ts';
 import type { Sandbox } from '../sandbox/index.ts';
 import type { Deps } from '../services/deps.ts';
 import { resolveBuildEnv } from '../services/env/resolve-build-env.ts';
@@ -137,5 +137,5 @@ export async function startEdge(deps: Deps, sandbox: Sandbox, opts: EdgeOptions 
 export function edgeRecordingOptions(
   deps: Pick<Deps, 'cipher' | 'clock'>,
 ): Pick<EdgeServerOptions, 'isProbe'> {
-  return { isProbe: (token) => isProbeToken(deps, token) };
+  return { isProbe: createProbeCheck(deps) };
 }

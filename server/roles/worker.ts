@@ -1,5 +1,5 @@
 import { createArtifactStore } from '../builder/artifacts.ts';
-import { probeToken } from '../monitoring/probe-token.ts';
+import { probeTokens } from '../monitoring/probe-token.ts';
 import { createBuildJob } from '../jobs/build-job.ts';
 import { probeDeployment } from '../jobs/probe-deployment.ts';
 import { startWorker, type JobHandler } from '../jobs/worker.ts';
@@ -25,6 +25,7 @@ export async function startWorkerRole(
 ): Promise<WorkerRole> {
   const { config } = deps;
   const artifacts = createArtifactStore(config.artifactsDir);
+  const probeToken = probeTokens(deps);
   const build = createBuildJob(deps, {
     artifacts,
     probe: async (d, signal) => {
@@ -34,7 +35,7 @@ export async function startWorkerRole(
         deploymentId: d.id,
         timeoutMs: 60_000,
         signal,
-        probeToken: () => probeToken(deps),
+        probeToken,
       });
     },
     lookup: opts.lookup,

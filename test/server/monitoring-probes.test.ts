@@ -5,7 +5,13 @@ import { createHostResolver } from '../../server/edge/resolve-host.ts';
 import { createEdgeServer } from '../../server/edge/server.ts';
 import { probeProductionUrls } from '../../server/monitoring/probe-production.ts';
 import { PRUNE_BATCH, pruneMonitoringData } from '../../server/monitoring/prune.ts';
-import { PROBE_HEADER, isProbeToken, probeToken } from '../../server/monitoring/probe-token.ts';
+import {
+  PROBE_HEADER,
+  createProbeCheck,
+  isProbeToken,
+  probeToken,
+  probeTokens,
+} from '../../server/monitoring/probe-token.ts';
 import { createRequestRecorder, type RequestRecorder } from '../../server/monitoring/request-recorder.ts';
 import { edgeRecordingOptions } from '../../server/roles/edge.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
@@ -125,6 +131,28 @@ describe('health probes and traffic', () => {
     expect(isProbeToken(t.deps, undefined)).toBe(false);
     clock.advance(6 * MIN);
     expect(isProbeToken(t.deps, token)).toBe(false);
+  });
+
+  it("reuses a run's token for a minute; the edge's check remembers it and still ages it out", async () => {
+    const tokens = probeTokens(t.deps);
+    const check = createProbeCheck(t.deps);
+    const first = tokens();
+    clock.advance(MIN - 1);
+    expect(tokens()).toBe(first);
+    clock.advance(1);
+    const second = tokens();
+    expect(second).not.toBe(first);
+    expect(isProbeToken(t.deps, second)).toBe(true);
+
+    expect(check(first)).toBe(true);
+    expect(check(first)).toBe(true);
+    expect(check('v1.not.a.token')).toBe(false);
+    expect(check(t.deps.cipher.encrypt('something else'))).toBe(false);
+    expect(check(undefined)).toBe(false);
+    // Remembered, yet not accepted once it is stamped more than 5 minutes from now.
+    clock.advance(5 * MIN);
+    expect(check(first)).toBe(false);
+    expect(check(second)).toBe(true);
   });
 });
 
