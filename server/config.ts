@@ -252,7 +252,9 @@ const EnvSchema = z.object({
     '31d',
     'the 30-day period reads days',
   ),
-  SLIPWAY_PROBE_BATCH: positiveInt('SLIPWAY_PROBE_BATCH', 500),
+  // 750: a probe costs 0.6 to 1.3 ms of CPU (client, edge, driver; docs/performance.md), so a run
+  // of 750 costs about what 500 did before probes got cheaper.
+  SLIPWAY_PROBE_BATCH: positiveInt('SLIPWAY_PROBE_BATCH', 750),
   SLIPWAY_SESSION_TTL: duration('SLIPWAY_SESSION_TTL', '7d'),
   SLIPWAY_OIDC_ISSUER: z
     .string()
