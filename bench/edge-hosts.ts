@@ -1,12 +1,13 @@
 import type autocannon from 'autocannon';
 import { randomBytes } from 'node:crypto';
-import { adminUrl, admin, alternate, pairedRatio, table, type LoadCase } from './lib.ts';
+import { adminUrl, admin, alternate, pairedRatio, processCpuUs, table, type LoadCase } from './lib.ts';
 import { spawnBenchServer } from './spawn-server.ts';
 
 interface Info {
   currentUrl: string;
   churnedUrl: string;
   previousUrl: string;
+  ownUrl: string;
   hosts: number;
   ttlMs: number;
 }
@@ -17,16 +18,16 @@ interface Info {
  * prime, so every host comes round). The Host header is set per request in both cases, so the
  * load generator does the same work for one host as for many.
  */
-const spread = (n: number) => {
+const spread = (n: number, prefix = 'site') => {
   let i = 0;
   return (req: autocannon.Request): autocannon.Request => {
     i = (i + 7919) % n;
-    return { ...req, headers: { ...req.headers, host: `site-${i}.localhost` } };
+    return { ...req, headers: { ...req.headers, host: `${prefix}-${i}.localhost` } };
   };
 };
 
 async function measure(label: string, env: Record<string, string>, seconds: number) {
-  const { info, stop } = await spawnBenchServer<Info>('bench/edge-hosts-server.ts', env);
+  const { info, pid, stop } = await spawnBenchServer<Info>('bench/edge-hosts-server.ts', env);
   try {
     const path = '/file-10k.txt';
     const cases: LoadCase[] = [
@@ -35,6 +36,11 @@ async function measure(label: string, env: Record<string, string>, seconds: numb
         name: `${info.hosts} hosts`,
         url: `${info.currentUrl}${path}`,
         opts: { setupRequest: spread(info.hosts) },
+      },
+      {
+        name: `${info.hosts} hosts, each its own files`,
+        url: `${info.ownUrl}${path}`,
+        opts: { setupRequest: spread(info.hosts, 'own') },
       },
       {
         name: `${info.hosts} hosts, 10 routing changes/s`,
@@ -47,7 +53,7 @@ async function measure(label: string, env: Record<string, string>, seconds: numb
         opts: { setupRequest: spread(info.hosts) },
       },
     ];
-    const results = await alternate(cases, { seconds });
+    const results = await alternate(cases, { seconds, cpu: processCpuUs(pid) });
     const base = results.get('one host')!;
     return [...results].map(([name, r]) => ({
       database: label,
@@ -56,6 +62,7 @@ async function measure(label: string, env: Record<string, string>, seconds: numb
       p50_ms: r.p50,
       p99_ms: r.p99,
       ratio_pct: pairedRatio(r, base),
+      server_cpu_us_per_req: r.cpuUs ?? '-',
       non2xx: r.non2xx,
     }));
   } finally {
@@ -82,7 +89,10 @@ export async function benchEdgeHosts(seconds: number): Promise<string> {
       const pgRows = await measure('PostgreSQL', { DATABASE_URL: u.toString() }, seconds);
       rows.push(...pgRows);
       const spreadPct = Number(pgRows[1]!.ratio_pct);
-      verdict = `Target: 10k hosts >= 80% of one host on PostgreSQL -> ${spreadPct}%: ${spreadPct >= 80 ? 'met' : 'NOT met'}`;
+      const ownPct = Number(pgRows[2]!.ratio_pct);
+      verdict =
+        `Target: 10k hosts >= 80% of one host on PostgreSQL -> ${spreadPct}%: ${spreadPct >= 80 ? 'met' : 'NOT met'}; ` +
+        `each its own files: ${ownPct}%: ${ownPct >= 80 ? 'met' : 'NOT met'}`;
     } finally {
       await admin(url, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     }

@@ -1,4 +1,5 @@
 import autocannon from 'autocannon';
+import { readFileSync } from 'node:fs';
 import pg from 'pg';
 
 /** The PostgreSQL server the bench uses: SLIPWAY_BENCH_DATABASE_URL, else the test suite's one. */
@@ -17,6 +18,8 @@ export async function admin(url: string, text: string) {
 
 export interface LoadResult {
   rps: number;
+  /** Requests answered in all. */
+  total: number;
   p50: number;
   p99: number;
   errors: number;
@@ -47,6 +50,7 @@ export async function load(
   });
   return {
     rps: Math.round(result.requests.average),
+    total: result.requests.total,
     p50: result.latency.p50,
     p99: result.latency.p99,
     errors: result.errors,
@@ -75,24 +79,58 @@ export interface LoadCase {
 }
 
 /**
+ * CPU time (user + system) a process has used so far, in µs, read from /proc (Linux); undefined
+ * where it cannot be read.
+ */
+export function processCpuUs(pid: number | undefined): () => number | undefined {
+  return () => {
+    if (pid === undefined) return undefined;
+    try {
+      // Fields after the command name, which may hold spaces: utime and stime are the 12th and 13th.
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      // In clock ticks, 100 a second on Linux.
+      return (Number(fields[11]) + Number(fields[12])) * 10_000;
+    } catch {
+      return undefined;
+    }
+  };
+}
+
+/**
  * Measures several targets against each other: each is warmed up for a second, then they take
  * turns for `rounds` rounds of `seconds`, and each gets the median round (by requests/s). Load on
  * the machine that comes and goes then falls on every target alike, not on whichever ran last.
+ * With `cpu` (the server's CPU time, see `processCpuUs`), each round also gets the server's CPU
+ * µs per request, and each target the median of those (`cpuUs`): unlike requests/s, it hardly
+ * depends on whether the load generator and the server had a core each.
  */
 export async function alternate(
   cases: LoadCase[],
-  opts: { seconds: number; rounds?: number },
-): Promise<Map<string, LoadResult & { rounds: number[] }>> {
+  opts: { seconds: number; rounds?: number; cpu?: () => number | undefined },
+): Promise<Map<string, LoadResult & { rounds: number[]; cpuUs?: number }>> {
   const rounds = opts.rounds ?? 3;
   for (const c of cases) await load(c.url, { ...c.opts, seconds: 1 });
-  const runs = new Map<string, LoadResult[]>(cases.map((c) => [c.name, []]));
+  const runs = new Map<string, (LoadResult & { cpuUs?: number })[]>(cases.map((c) => [c.name, []]));
   for (let i = 0; i < rounds; i++) {
-    for (const c of cases) runs.get(c.name)!.push(await load(c.url, { ...c.opts, seconds: opts.seconds }));
+    for (const c of cases) {
+      const before = opts.cpu?.();
+      const r = await load(c.url, { ...c.opts, seconds: opts.seconds });
+      const after = opts.cpu?.();
+      const cpuUs =
+        before === undefined || after === undefined || r.total === 0 ? undefined : (after - before) / r.total;
+      runs.get(c.name)!.push({ ...r, ...(cpuUs === undefined ? {} : { cpuUs }) });
+    }
   }
-  const medians = new Map<string, LoadResult & { rounds: number[] }>();
+  const medians = new Map<string, LoadResult & { rounds: number[]; cpuUs?: number }>();
   for (const [name, rs] of runs) {
     const sorted = [...rs].sort((a, b) => a.rps - b.rps);
-    medians.set(name, { ...sorted[Math.floor(sorted.length / 2)]!, rounds: rs.map((r) => r.rps) });
+    const cpus = rs.flatMap((r) => (r.cpuUs === undefined ? [] : [r.cpuUs])).sort((a, b) => a - b);
+    const { cpuUs: _, ...median } = sorted[Math.floor(sorted.length / 2)]!;
+    medians.set(name, {
+      ...median,
+      rounds: rs.map((r) => r.rps),
+      ...(cpus.length ? { cpuUs: Math.round(cpus[Math.floor(cpus.length / 2)]! * 10) / 10 } : {}),
+    });
   }
   return medians;
 }

@@ -27,6 +27,7 @@ async function readLoad(servers: Server[], seconds: number, members: boolean): P
   );
   return {
     rps: results.reduce((n, r) => n + r.rps, 0),
+    total: results.reduce((n, r) => n + r.total, 0),
     p50: Math.max(...results.map((r) => r.p50)),
     p99: Math.max(...results.map((r) => r.p99)),
     errors: results.reduce((n, r) => n + r.errors, 0),
@@ -75,7 +76,14 @@ async function roundTrips(url: string, seconds: number): Promise<LoadResult> {
   }
   latencies.sort((a, b) => a - b);
   const at = (p: number) => Math.round(latencies[Math.floor((latencies.length - 1) * p)]! * 10) / 10;
-  return { rps: Math.round(latencies.length / seconds), p50: at(0.5), p99: at(0.99), errors: 0, non2xx: 0 };
+  return {
+    rps: Math.round(latencies.length / seconds),
+    total: latencies.length,
+    p50: at(0.5),
+    p99: at(0.99),
+    errors: 0,
+    non2xx: 0,
+  };
 }
 
 /**

@@ -13,6 +13,8 @@ export async function spawnBenchServer<T>(script: string, env: Record<string, st
   });
   return {
     info: JSON.parse(line) as T,
+    /** The server's process id (its CPU time: `processCpuUs`). */
+    pid: child.pid,
     stop: () =>
       new Promise<void>((resolve) => {
         child.once('exit', () => resolve());

@@ -188,6 +188,8 @@ const EnvSchema = z.object({
   SLIPWAY_JOB_LEASE: duration('SLIPWAY_JOB_LEASE', '60s'),
   SLIPWAY_SHUTDOWN_GRACE: duration('SLIPWAY_SHUTDOWN_GRACE', '10s'),
   SLIPWAY_EDGE_ROUTE_TTL: duration('SLIPWAY_EDGE_ROUTE_TTL', '60s'),
+  SLIPWAY_EDGE_MANIFEST_CACHE: size('SLIPWAY_EDGE_MANIFEST_CACHE', '64MiB', '64MiB or 256MiB'),
+  SLIPWAY_EDGE_FILE_CACHE: size('SLIPWAY_EDGE_FILE_CACHE', '256MiB', '256MiB or 1GiB'),
   SLIPWAY_TOKEN_CACHE_TTL: z
     .string()
     .default('1s')
@@ -426,6 +428,13 @@ function toConfig(env: z.infer<typeof EnvSchema>) {
      * routes they touch at once, so this bounds only how long a lost signal goes unseen.
      */
     edgeRouteTtlMs: env.SLIPWAY_EDGE_ROUTE_TTL,
+    /**
+     * Parsed manifests each edge process keeps, by their size as stored: they must hold every
+     * site it serves, or traffic spread over them reads each manifest again on each request.
+     */
+    edgeManifestCacheBytes: env.SLIPWAY_EDGE_MANIFEST_CACHE,
+    /** Small files' bytes each edge process keeps in memory (files of up to 256 KiB). */
+    edgeFileCacheBytes: env.SLIPWAY_EDGE_FILE_CACHE,
     /** How long a token lookup is reused (0: never); changes made through the service drop it at once. */
     tokenCacheTtlMs: env.SLIPWAY_TOKEN_CACHE_TTL,
     dnsServers: env.SLIPWAY_DNS_SERVERS?.split(',')

@@ -18,13 +18,37 @@ export interface ArtifactReader {
 
 const SAFE_ID = /^[A-Za-z0-9_-]{1,128}$/;
 
+/** Default bound of the manifests kept: 64 MiB of manifest files as stored (JSON). */
+export const DEFAULT_MANIFEST_CACHE_BYTES = 64 * 1024 * 1024;
+
+export interface ArtifactReaderOptions {
+  /**
+   * Manifests kept, by the size of their files as stored (default 64 MiB; parsed, about twice
+   * that in memory): about 300,000 single-file sites, or 9,500 sites of 60 files. Counted in
+   * bytes rather than manifests because a manifest may list one file or 100,000.
+   */
+  maxBytes?: number;
+  /** And at most this many manifests (default: no bound but `maxBytes`). */
+  maxManifests?: number;
+}
+
 /**
- * Reads artifacts in the builder's on-disk format; keeps up to `maxManifests` parsed manifests,
- * the least recently used out first. Concurrent requests for one manifest share its read.
+ * Reads artifacts in the builder's on-disk format; keeps parsed manifests up to `maxBytes`, the
+ * least recently used out first. Concurrent requests for one manifest share its read.
+ *
+ * The bound must hold the manifests of every site an edge serves, not a sample of them: traffic
+ * spread over more sites than fit comes round to each after the others have pushed it out, so
+ * every request would read and parse its manifest again (with 500 manifests and 10,000 sites,
+ * and their files past the file cache, 4 to 5 times the CPU per request: docs/performance.md,
+ * edge-hosts).
  */
-export function createArtifactReader(root: string, opts: { maxManifests?: number } = {}): ArtifactReader {
+export function createArtifactReader(root: string, opts: ArtifactReaderOptions = {}): ArtifactReader {
+  /** Each kept manifest's size as stored. */
+  const sizes = new WeakMap<Manifest, number>();
   const cache = new LRUCache<string, Manifest>({
-    max: opts.maxManifests ?? 500,
+    maxSize: opts.maxBytes ?? DEFAULT_MANIFEST_CACHE_BYTES,
+    ...(opts.maxManifests ? { max: opts.maxManifests } : {}),
+    sizeCalculation: (manifest) => Math.max(1, sizes.get(manifest) ?? 1),
     // A missing artifact (undefined) may appear later (the builder is still writing it), and a
     // failed read must not stick: only manifests that loaded are kept.
     fetchMethod: async (artifactId) => {
@@ -35,7 +59,9 @@ export function createArtifactReader(root: string, opts: { maxManifests?: number
         if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
         throw err;
       }
-      return Manifest.parse(JSON.parse(text));
+      const manifest = Manifest.parse(JSON.parse(text));
+      sizes.set(manifest, text.length);
+      return manifest;
     },
   });
 

@@ -10,15 +10,21 @@ export interface BlobCache {
   peek(path: string): Buffer | undefined;
 }
 
+/** Default bound of the files kept in memory: 256 MiB. */
+export const DEFAULT_FILE_CACHE_BYTES = 256 * 1024 * 1024;
+
 /**
- * Small files in memory, up to `maxBytes` in all, least recently used out first. Safe without
- * invalidation because every path it is given names content by its hash (a blob or its
+ * Small files in memory, up to `maxBytes` in all (default 256 MiB), least recently used out
+ * first. Like the manifests, they must hold the files that traffic comes round to: traffic spread
+ * over more small files than fit reads every one from disk again (an LRU cache keeps nothing of
+ * a cycle larger than itself), so the default holds 10,000 sites' 10 KiB pages twice over. Safe
+ * without invalidation because every path it is given names content by its hash (a blob or its
  * compressed copy), which never changes. Concurrent reads of one file share one read.
  */
 export function createBlobCache(opts: { maxBytes?: number; maxEntryBytes?: number } = {}): BlobCache {
   const maxEntryBytes = opts.maxEntryBytes ?? 256 * 1024;
   const entries = new LRUCache<string, Buffer>({
-    maxSize: opts.maxBytes ?? 64 * 1024 * 1024,
+    maxSize: opts.maxBytes ?? DEFAULT_FILE_CACHE_BYTES,
     // Larger files are read, answered and not kept.
     maxEntrySize: maxEntryBytes,
     // An empty file still takes an entry.

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { Duplex } from 'node:stream';
 import { performance } from 'node:perf_hooks';
 import { createArtifactReader } from './artifact-reader.ts';
+import { createBlobCache } from './blob-cache.ts';
 import { createCompressedCache } from './compression.ts';
 import { DEPLOYMENT_HEADER } from './deployment-header.ts';
 import { EDGE_PAGES, sendPage, type EdgePage } from './pages.ts';
@@ -50,6 +51,10 @@ export interface EdgeServerOptions {
    * as usual. Such requests belong to no project and are not recorded.
    */
   acmeChallenge?: (token: string) => Promise<string | null>;
+  /** Parsed manifests kept, by their size as stored (config.edgeManifestCacheBytes; default 64 MiB). */
+  manifestCacheBytes?: number;
+  /** Small files' bytes kept (config.edgeFileCacheBytes; default 256 MiB). */
+  fileCacheBytes?: number;
 }
 
 export { DEPLOYMENT_HEADER };
@@ -99,9 +104,12 @@ function page(req: IncomingMessage, res: ServerResponse, counter: ByteCounter, e
 
 /** The edge: a plain node:http server that serves every deployment by its Host header. */
 export function createEdgeServer(opts: EdgeServerOptions): Server {
-  const artifacts = createArtifactReader(opts.artifactsRoot);
+  const artifacts = createArtifactReader(opts.artifactsRoot, {
+    ...(opts.manifestCacheBytes ? { maxBytes: opts.manifestCacheBytes } : {}),
+  });
   const compressed = createCompressedCache(opts.artifactsRoot);
-  const files = createStaticServer({ artifacts, compressed });
+  const blobs = createBlobCache(opts.fileCacheBytes ? { maxBytes: opts.fileCacheBytes } : {});
+  const files = createStaticServer({ artifacts, compressed, blobs });
   const proxy = createProxy();
 
   /**

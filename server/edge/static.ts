@@ -110,7 +110,7 @@ const etagMatches = (header: string | undefined, hash: string): boolean =>
 export interface StaticServerOptions {
   artifacts: ArtifactReader;
   compressed: CompressedCache;
-  /** Small blobs kept in memory; default 64 MiB of files up to 256 KiB. */
+  /** Small blobs kept in memory; default 256 MiB of files up to 256 KiB (blob-cache.ts). */
   blobs?: BlobCache;
 }
 

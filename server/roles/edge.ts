@@ -58,7 +58,7 @@ export async function startEdge(deps: Deps, sandbox: Sandbox, opts: EdgeOptions 
   const supervisor = sampler.supervisor;
   const launcher = createRuntimeLauncher({
     supervisor,
-    artifacts: createArtifactReader(config.artifactsDir),
+    artifacts: createArtifactReader(config.artifactsDir, { maxBytes: config.edgeManifestCacheBytes }),
     runtimesDir: join(config.dataDir, 'runtimes'),
     env: async (t) => (await resolveBuildEnv(deps, t.projectId, t.environment)).vars,
   });
@@ -66,6 +66,8 @@ export async function startEdge(deps: Deps, sandbox: Sandbox, opts: EdgeOptions 
   const server = createEdgeServer({
     resolver,
     artifactsRoot: config.artifactsDir,
+    manifestCacheBytes: config.edgeManifestCacheBytes,
+    fileCacheBytes: config.edgeFileCacheBytes,
     supervisor,
     launcher,
     onRequest: (r) => recorder.record(r),

@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import { chmodSync, mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { request, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -25,6 +27,37 @@ export async function storeSite(root: string, files: Record<string, string | Buf
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * Stores one single-file site per name, each file `path` of `bytes` bytes with content of its
+ * own (the name, then padding), written straight in the artifact store's on-disk format: fast
+ * enough for thousands. Returns the artifact ids in order.
+ */
+export async function storeOwnSites(
+  root: string,
+  names: string[],
+  path: string,
+  bytes: number,
+): Promise<string[]> {
+  const createdAt = new Date().toISOString();
+  const ids: string[] = [];
+  mkdirSync(join(root, 'manifests'), { recursive: true });
+  for (let i = 0; i < names.length; i += 100) {
+    const batch = names.slice(i, i + 100).map(async (name) => {
+      const content = Buffer.alloc(bytes, 'x');
+      content.write(name);
+      const hash = createHash('sha256').update(content).digest('hex');
+      await mkdir(join(root, 'blobs', hash.slice(0, 2)), { recursive: true });
+      await writeFile(join(root, 'blobs', hash.slice(0, 2), hash), content);
+      const id = `art_${randomString(20)}`;
+      const manifest = { id, createdAt, totalBytes: bytes, files: { [`/${path}`]: { hash, size: bytes } } };
+      await writeFile(join(root, 'manifests', `${id}.json`), JSON.stringify(manifest));
+      return id;
+    });
+    ids.push(...(await Promise.all(batch)));
+  }
+  return ids;
 }
 
 /** An organization row (free plan, nobody's personal one), for inserts straight into the database. */
@@ -137,20 +170,21 @@ export async function setProduction(t: TestApp, projectId: string, deploymentId:
 
 /**
  * Inserts a project per name, each served in production by a live deployment of the static site
- * `artifactId` (hosts `<name>.<domain>`), in batches; returns their rows in order.
+ * `artifactId` (one for all, or each name's own: `artifactId[i]`; hosts `<name>.<domain>`), in
+ * batches; returns their rows in order.
  */
 export async function insertLiveSites(
   db: Kysely<Database>,
   orgId: string,
-  artifactId: string,
+  artifactId: string | string[],
   names: string[],
   now = new Date().toISOString(),
 ): Promise<{ project: ProjectsTable; deployment: DeploymentsTable }[]> {
-  const sites = names.map((name) => {
+  const sites = names.map((name, i) => {
     const project = projectRow(orgId, now, { name, framework: 'static' });
     const deployment = deploymentRow(project.id, now, {
       host: `${name}-live`,
-      artifact_id: artifactId,
+      artifact_id: typeof artifactId === 'string' ? artifactId : artifactId[i]!,
       runtime: JSON.stringify({ kind: 'static', spa: false }),
       started_at: now,
       ready_at: now,

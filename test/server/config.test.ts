@@ -44,3 +44,26 @@ describe('configuration of log limits', () => {
     }
   });
 });
+
+describe("configuration of the edge's memory", () => {
+  const base = { SLIPWAY_DATA_DIR: '/tmp/slipway-config-test' };
+
+  it('defaults to 64 MiB of manifests and 256 MiB of files, and reads sizes', () => {
+    expect(loadConfig(base)).toMatchObject({
+      edgeManifestCacheBytes: 64 * 1024 ** 2,
+      edgeFileCacheBytes: 256 * 1024 ** 2,
+    });
+    expect(
+      loadConfig({ ...base, SLIPWAY_EDGE_MANIFEST_CACHE: '1GiB', SLIPWAY_EDGE_FILE_CACHE: '100MB' }),
+    ).toMatchObject({ edgeManifestCacheBytes: 1024 ** 3, edgeFileCacheBytes: 100_000_000 });
+  });
+
+  it('refuses a size it cannot read, naming the variable', () => {
+    expect(() => loadConfig({ ...base, SLIPWAY_EDGE_MANIFEST_CACHE: 'lots' })).toThrow(
+      'SLIPWAY_EDGE_MANIFEST_CACHE must be a size such as 64MiB or 256MiB, got "lots"',
+    );
+    expect(() => loadConfig({ ...base, SLIPWAY_EDGE_FILE_CACHE: '0' })).toThrow(
+      'SLIPWAY_EDGE_FILE_CACHE must be a size',
+    );
+  });
+});

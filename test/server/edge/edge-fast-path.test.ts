@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { statSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -146,7 +147,7 @@ describe('edge fast path', () => {
     await expect(blobs.read(join(dir, 'missing'))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 
-  it('keeps maxManifests manifests, the least recently used out first', async () => {
+  it('keeps manifests up to maxBytes as stored, the least recently used out first', async () => {
     const root = tempDir();
     const store = createArtifactStore(root);
     const ids: string[] = [];
@@ -154,7 +155,9 @@ describe('edge fast path', () => {
       ids.push((await store.storeDirectory(tempDir({ 'f.txt': content }), limits)).artifactId);
     }
     const [x, y, z] = ids as [string, string, string];
-    const reader = createArtifactReader(root, { maxManifests: 2 });
+    // Room for two of the three (same length each: one file, same-length ids), not for three.
+    const size = statSync(join(root, 'manifests', `${x}.json`)).size;
+    const reader = createArtifactReader(root, { maxBytes: 2 * size + 1 });
     const [mx, my] = await Promise.all([reader.manifest(x), reader.manifest(y)]);
     expect(reader.peek(x)).toBe(mx); // x is now the most recently used
     await reader.manifest(z);
