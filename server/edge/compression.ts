@@ -126,9 +126,14 @@ export function createCompressedCache(root: string, opts: CompressionOptions = {
    * What each copy came to, by `<hash>.<encoding>` (`file: null`: not smaller), the least recently
    * used out first: a dropped one is found again on disk with one stat. Concurrent requests for
    * one copy share its making; a failure (source gone, disk full) is not remembered.
+   *
+   * Like the manifests and the file bytes, this must hold what traffic comes round to: a copy not
+   * known is sent uncompressed and looked up again, so a cycle of more copies than fit (10,000
+   * one-page sites asked in both encodings by browsers) would answer every request uncompressed.
+   * An entry is its key and path, about 300 bytes: 100,000 take about 30 MB.
    */
   const known = new LRUCache<string, { file: CompressedFile | null }, Job>({
-    max: 10_000,
+    max: 100_000,
     fetchMethod: async (_key, _stale, { context: j }) => ({
       file: await queue(() => make(j.hash, j.source, j.size, j.encoding)),
     }),
