@@ -1,5 +1,6 @@
 import { CompiledQuery, sql, type Kysely, type KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHostResolver } from '../../server/edge/resolve-host.ts';
 import { createJobQueue } from '../../server/jobs/queue.ts';
 import { pruneFinishedJobs } from '../../server/jobs/prune-jobs.ts';
 import { evaluateDeploymentFailures } from '../../server/monitoring/deployment-failed-alert.ts';
@@ -235,5 +236,44 @@ describe(`query plans (${testDialect()})`, () => {
       expect(trafficPlan, trafficPlan).toMatch(
         /Index (Only )?Scan using traffic_rollups_age on traffic_rollups/,
       );
+  });
+
+  it("the edge's look-up of a service label reads both meanings by their host indexes", async () => {
+    seen.length = 0;
+    await createHostResolver(traced, { ttlMs: 0 }).resolve(`plans-label.${t.deps.config.domain}`);
+    const q = seen.find((c) => /union all/i.test(c.sql));
+    expect(q, seen.map((c) => c.sql).join('\n')).toBeDefined();
+    if (testDialect() === 'sqlite') {
+      const text = await plan(t.deps.db, q!, { sort: true });
+      expect(text, text).toMatch(/SEARCH p USING INDEX projects_production_host \(production_host=\?\)/);
+      expect(text, text).toMatch(/SEARCH d USING INDEX sqlite_autoindex_deployments_\d \(host=\?\)/);
+      expect(text, text).not.toMatch(/SCAN (p|d|src)\b/);
+    } else {
+      // With a handful of projects every index costs PostgreSQL the same; with 2,000 (rolled
+      // back after) it weighs them as it would in service.
+      let text = '';
+      const rollback = new Error('rolled back');
+      await t.deps.db
+        .transaction()
+        .execute(async (tx) => {
+          await sql`
+          insert into projects (id, organization_id, name, repository_url, branch, status, production_host, created_at, updated_at)
+          select 'prj_plan_' || i, ${orgId}, 'plan-' || i, 'https://example.com/r.git', 'main', 'active',
+            'plan-' || i, '2026-11-26', '2026-11-26'
+          from generate_series(1, 2000) i`.execute(tx);
+          await sql`analyze projects`.execute(tx);
+          const res = await tx.executeQuery<{ 'QUERY PLAN': string }>(
+            CompiledQuery.raw(`explain ${q!.sql}`, [...q!.parameters]),
+          );
+          text = res.rows.map((r) => r['QUERY PLAN']).join('\n');
+          throw rollback;
+        })
+        .catch((err: unknown) => {
+          if (err !== rollback) throw err;
+        });
+      expect(text, text).toMatch(/Index Scan using projects_production_host on projects p\b/);
+      expect(text, text).toMatch(/Index Scan using deployments_host_key on deployments d/);
+      expect(text, text).not.toMatch(/Seq Scan/);
+    }
   });
 });
