@@ -32,11 +32,11 @@ interface Waiting {
 type Row = ProjectWithRole & { rate_count: number | null; rate_granted: number | null };
 
 /**
- * One batch: `req_*` one entry per request (in order), `grp_*` one per user and window with how
- * many requests it has and its limit. A user's count rises by as many as fit under the limit
+ * One batch: `req_*` one entry per user, window and project asked for (in order), `grp_*` one
+ * per user and window with how many requests it has and its limit. A user's count rises by as many as fit under the limit
  * (`granted`, worked out in the SET list from the row as it was: PostgreSQL has no OLD in
  * RETURNING before version 18); a window already full is left alone (a refused request does not
- * count). Each request's row carries its user's count and grant, and its project.
+ * count). Each row carries its user's count and grant, and its project.
  */
 const countAndRead = prepared<
   [string[], number[], (string | null)[], string[], number[], number[], number[]],
@@ -146,13 +146,29 @@ async function run(store: Pick<Store, 'run'>, batch: Waiting[]): Promise<void> {
     else groups.set(key, { userId: w.userId, windowStart: w.windowStart, limit: w.limit, n: 1 });
   }
   const grp = [...groups.values()];
+  // One row per user, window and project: the requests of one caller for one project (a client's
+  // burst) share a row, which the driver parses once.
+  const slots = new Map<string, number>();
+  const req = { users: [] as string[], windows: [] as number[], projects: [] as (string | null)[] };
+  const slotOf = batch.map((w) => {
+    const key = `${w.windowStart}:${w.userId}:${w.projectId ?? ''}`;
+    let slot = slots.get(key);
+    if (slot === undefined) {
+      slot = req.users.length;
+      slots.set(key, slot);
+      req.users.push(w.userId);
+      req.windows.push(w.windowStart);
+      req.projects.push(w.projectId);
+    }
+    return slot;
+  });
   let rows: Row[];
   try {
     rows = await store.run(
       countAndRead,
-      batch.map((w) => w.userId),
-      batch.map((w) => w.windowStart),
-      batch.map((w) => w.projectId),
+      req.users,
+      req.windows,
+      req.projects,
       grp.map((g) => g.userId),
       grp.map((g) => g.windowStart),
       grp.map((g) => g.n),
@@ -165,7 +181,7 @@ async function run(store: Pick<Store, 'run'>, batch: Waiting[]): Promise<void> {
   // Within a user's window, the first requests of the batch get what was granted, in order.
   const given = new Map<string, number>();
   batch.forEach((w, i) => {
-    const { rate_count, rate_granted, ...project } = rows[i]!;
+    const { rate_count, rate_granted, ...project } = rows[slotOf[i]!]!;
     const key = `${w.windowStart}:${w.userId}`;
     const nth = given.get(key) ?? 0;
     given.set(key, nth + 1);
