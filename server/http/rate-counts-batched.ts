@@ -33,10 +33,10 @@ type Row = ProjectWithRole & { rate_count: number | null; rate_granted: number |
 
 /**
  * One batch: `req_*` one entry per user, window and project asked for (in order), `grp_*` one
- * per user and window with how many requests it has and its limit. A user's count rises by as many as fit under the limit
- * (`granted`, worked out in the SET list from the row as it was: PostgreSQL has no OLD in
- * RETURNING before version 18); a window already full is left alone (a refused request does not
- * count). Each row carries its user's count and grant, and its project.
+ * per user and window with how many requests it has and its limit. A user's count rises by as
+ * many as fit under the limit (`granted`, worked out in the SET list from the row as it was:
+ * PostgreSQL has no OLD in RETURNING before version 18); a window already full is left alone (a
+ * refused request does not count). Each row carries its user's count and grant, and its project.
  */
 const countAndRead = prepared<
   [string[], number[], (string | null)[], string[], number[], number[], number[]],
