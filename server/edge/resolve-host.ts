@@ -134,6 +134,22 @@ interface Entry {
 const projectOf = (r: Resolution): string | null =>
   r.kind === 'target' ? r.target.projectId : r.kind === 'unknown' ? null : r.projectId;
 
+/** The columns of both halves of a label's look-up (`labelRows`), in one order. */
+const LABEL_COLUMNS = [
+  'p.id as project_id',
+  'p.status as project_status',
+  'p.framework',
+  'p.deleted_at',
+  'p.production_deployment_id',
+  'd.id',
+  'd.status',
+  'd.target',
+  'd.artifact_id',
+  'd.runtime',
+  'src.artifact_id as source_artifact_id',
+  'src.runtime as source_runtime',
+] as const;
+
 export function createHostResolver(deps: ResolverDeps, opts: ResolverOptions = {}): HostResolver {
   const ttlMs = opts.ttlMs ?? 60_000;
   const unknownTtlMs = Math.min(opts.unknownTtlMs ?? 5000, ttlMs);
@@ -275,44 +291,16 @@ export function createHostResolver(deps: ResolverDeps, opts: ResolverOptions = {
       .selectFrom('projects as p')
       .leftJoin('deployments as d', 'd.id', 'p.production_deployment_id')
       .leftJoin('deployments as src', 'src.id', 'd.source_deployment_id')
-      .select([
-        sql<number>`1`.as('via'),
-        'p.id as project_id',
-        'p.status as project_status',
-        'p.framework',
-        'p.deleted_at',
-        'p.production_deployment_id',
-        'd.id',
-        'd.status',
-        'd.target',
-        'd.artifact_id',
-        'd.runtime',
-        'src.artifact_id as source_artifact_id',
-        'src.runtime as source_runtime',
-      ])
+      .select([sql<number>`1`.as('via'), ...LABEL_COLUMNS])
       .where('p.production_host', '=', label)
       .where('p.deleted_at', 'is', null)
       .unionAll(
-        // Columns in the same order as above: a union matches them by position.
+        // The same columns in the same order: a union matches them by position.
         db
           .selectFrom('deployments as d')
           .innerJoin('projects as p', 'p.id', 'd.project_id')
           .leftJoin('deployments as src', 'src.id', 'd.source_deployment_id')
-          .select([
-            sql<number>`0`.as('via'),
-            'd.project_id',
-            'p.status as project_status',
-            'p.framework',
-            'p.deleted_at',
-            'p.production_deployment_id',
-            'd.id',
-            'd.status',
-            'd.target',
-            'd.artifact_id',
-            'd.runtime',
-            'src.artifact_id as source_artifact_id',
-            'src.runtime as source_runtime',
-          ])
+          .select([sql<number>`0`.as('via'), ...LABEL_COLUMNS])
           .where('d.host', '=', label),
       )
       .execute();
