@@ -223,6 +223,19 @@ describe.skipIf(!url)(
       await rate.flush();
     });
 
+    it("never answers a stranger from the owner's row when both ask for a project in one batch", async () => {
+      const stranger = await a.user();
+      const calls = Array.from({ length: 40 }, (_, i) =>
+        a.call(i % 2 === 0 ? alice : stranger, 'GET', `/v1/projects/${projectId}`),
+      );
+      const answers = await Promise.all(calls);
+      expect(answers.filter((_, i) => i % 2 === 0).map((r) => r.status)).toEqual(Array(20).fill(200));
+      expect(answers.filter((_, i) => i % 2 === 1).map((r) => r.status)).toEqual(Array(20).fill(404));
+      expect(
+        answers.filter((_, i) => i % 2 === 1).every((r) => !JSON.stringify(r.body).includes('batches-')),
+      ).toBe(true);
+    });
+
     it('answers concurrent API requests of two processes with exactly the limit', async () => {
       const u = await a.user();
       await a.deps.db.updateTable('organizations').set({ plan: 'free' }).where('id', '=', u.orgId).execute();
