@@ -1,9 +1,9 @@
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findFreePort } from '../server/edge/free-port.ts';
-import { alternate, ratio, table } from './lib.ts';
+import { alternate, processCpuUs, ratio, table } from './lib.ts';
 import { spawnBenchServer } from './spawn-server.ts';
 
 interface Info {
@@ -29,8 +29,11 @@ http { access_log off; sendfile on; tcp_nopush on; keepalive_requests 100000;
   );
   const child = spawn(NGINX, ['-c', conf, '-p', dir], { stdio: 'ignore' });
   await new Promise((r) => setTimeout(r, 500));
+  // The one worker, which answers every request (the master only starts it).
+  const worker = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim().split(' ')[0];
   return {
     url: `http://127.0.0.1:${port}`,
+    pid: worker ? Number(worker) : undefined,
     stop: () => {
       child.kill('SIGTERM');
       rmSync(dir, { recursive: true, force: true });
@@ -47,18 +50,27 @@ export async function benchEdge(seconds: number): Promise<string> {
   const root = mkdtempSync(join(tmpdir(), 'slipway-nginx-root-'));
   writeFileSync(join(root, 'file-10k.txt'), 'x'.repeat(10 * 1024));
   const nginx = await startNginx(root);
-  const { info, stop } = await spawnBenchServer<Info>('bench/stack-server.ts');
+  const { info, pid, stop } = await spawnBenchServer<Info>('bench/stack-server.ts');
   const bare = await spawnBenchServer<{ url: string }>('bench/bare-http-server.ts');
   try {
     const slipway = {
       name: 'Slipway edge',
       url: `${info.edgeUrl}/file-10k.txt`,
       opts: { headers: { host: info.host } },
+      cpu: processCpuUs(pid),
     };
     // Node.js's own ceiling here: the same bytes from memory with no routing at all.
-    const ceiling = { name: 'bare node:http, same bytes', url: `${bare.info.url}/file-10k.txt` };
+    const ceiling = {
+      name: 'bare node:http, same bytes',
+      url: `${bare.info.url}/file-10k.txt`,
+      cpu: processCpuUs(bare.pid),
+    };
     const cases = nginx
-      ? [{ name: 'nginx (1 worker)', url: `${nginx.url}/file-10k.txt` }, slipway, ceiling]
+      ? [
+          { name: 'nginx (1 worker)', url: `${nginx.url}/file-10k.txt`, cpu: processCpuUs(nginx.pid) },
+          slipway,
+          ceiling,
+        ]
       : [slipway, ceiling];
     const results = await alternate(cases, { seconds });
     const base = nginx ? results.get('nginx (1 worker)')!.rps : 0;
@@ -68,6 +80,7 @@ export async function benchEdge(seconds: number): Promise<string> {
       p50_ms: r.p50,
       p99_ms: r.p99,
       ratio_pct: nginx ? ratio(r.rps, base) : '-',
+      server_cpu_us_per_req: r.cpuUs ?? '-',
       non2xx: r.non2xx,
     }));
     const edge = results.get('Slipway edge')!.rps;

@@ -76,6 +76,8 @@ export interface LoadCase {
   name: string;
   url: string;
   opts?: Omit<Parameters<typeof load>[1], 'seconds'>;
+  /** This target's server CPU time (see `processCpuUs`), when it is not `alternate`'s `cpu`. */
+  cpu?: () => number | undefined;
 }
 
 /**
@@ -100,7 +102,7 @@ export function processCpuUs(pid: number | undefined): () => number | undefined 
  * Measures several targets against each other: each is warmed up for a second, then they take
  * turns for `rounds` rounds of `seconds`, and each gets the median round (by requests/s). Load on
  * the machine that comes and goes then falls on every target alike, not on whichever ran last.
- * With `cpu` (the server's CPU time, see `processCpuUs`), each round also gets the server's CPU
+ * With `cpu` (the server's CPU time, see `processCpuUs`; or a case's own), each round also gets the server's CPU
  * µs per request, and each target the median of those (`cpuUs`): unlike requests/s, it hardly
  * depends on whether the load generator and the server had a core each.
  */
@@ -113,9 +115,10 @@ export async function alternate(
   const runs = new Map<string, (LoadResult & { cpuUs?: number })[]>(cases.map((c) => [c.name, []]));
   for (let i = 0; i < rounds; i++) {
     for (const c of cases) {
-      const before = opts.cpu?.();
+      const cpu = c.cpu ?? opts.cpu;
+      const before = cpu?.();
       const r = await load(c.url, { ...c.opts, seconds: opts.seconds });
-      const after = opts.cpu?.();
+      const after = cpu?.();
       const cpuUs =
         before === undefined || after === undefined || r.total === 0 ? undefined : (after - before) / r.total;
       runs.get(c.name)!.push({ ...r, ...(cpuUs === undefined ? {} : { cpuUs }) });

@@ -224,10 +224,10 @@ export function createEdgeServer(opts: EdgeServerOptions): Server {
     // A warm request (host, manifest and file in memory) is answered without leaving this turn,
     // and then recorded at once; any other is recorded when its response closes.
     try {
-      resolution = opts.resolver.peek(req.headers.host);
+      resolution = opts.resolver.peek(host);
       const pending = resolution
         ? answer(req, res, host, resolution, counter)
-        : opts.resolver.resolve(req.headers.host).then((r) => {
+        : opts.resolver.resolve(host).then((r) => {
             resolution = r;
             return answer(req, res, host, r, counter);
           });

@@ -124,8 +124,21 @@ type HeaderList = string[];
 interface WholeAnswer {
   path: string;
   size: number;
-  /** Every field but the deployment's name, which each request puts in front. */
+  /** Every field but the deployment's name (see `headersNaming`). */
   headers: HeaderList;
+  /**
+   * The fields with the name of the deployment that last sent this answer in front: the one that
+   * serves the artifact, nearly always, so a request does not copy the list.
+   */
+  named?: { deploymentId: string; headers: HeaderList };
+}
+
+/** A whole answer's fields, the deployment's name first. Node only reads the list it is given. */
+function headersNaming(whole: WholeAnswer, deploymentId: string): HeaderList {
+  if (whole.named?.deploymentId === deploymentId) return whole.named.headers;
+  const headers = [DEPLOYMENT_HEADER, deploymentId, ...whole.headers];
+  whole.named = { deploymentId, headers };
+  return headers;
 }
 
 /**
@@ -192,11 +205,9 @@ export function createStaticServer(opts: StaticServerOptions) {
     req: IncomingMessage,
     res: ServerResponse,
     deploymentId: string,
-    match: Match,
-    manifest: Manifest,
+    p: PreparedFile,
     counter: ByteCounter,
   ): void | Promise<void> {
-    const p = prepared(manifest, match);
     const { file, status } = p;
     if (status === 200 && isNotModified(req, file.hash, p.lastModified)) {
       res.writeHead(304, { [DEPLOYMENT_HEADER]: deploymentId, ...p.fields });
@@ -230,7 +241,6 @@ export function createStaticServer(opts: StaticServerOptions) {
       }
     }
     const whole = p.compressible ? negotiate(req, p) : p.identity;
-    const headers = [DEPLOYMENT_HEADER, deploymentId, ...whole.headers];
     return sendBytes(
       req,
       res,
@@ -241,7 +251,7 @@ export function createStaticServer(opts: StaticServerOptions) {
       0,
       whole.size - 1,
       status,
-      headers,
+      headersNaming(whole, deploymentId),
       counter,
     );
   }
@@ -254,6 +264,7 @@ export function createStaticServer(opts: StaticServerOptions) {
   function negotiate(req: IncomingMessage, p: PreparedFile): WholeAnswer {
     const { hash, size } = p.file;
     const accepted = acceptedEncodings(req.headers['accept-encoding']);
+    if (accepted.length === 0) return p.identity;
     for (const encoding of accepted) {
       const copy = compressed.peek(hash, encoding);
       if (copy) {
@@ -355,12 +366,16 @@ export function createStaticServer(opts: StaticServerOptions) {
       counter.bytes += page(req, res, target.deploymentId, EDGE_PAGES.badPath());
       return;
     }
+    // A path that is itself a file answered before needs no matching: only a manifest's own
+    // file paths are keys there, and matchPath maps such a path to that file.
+    const known = preparedFiles.get(manifest)?.[200].get(path);
+    if (known) return sendFile(req, res, target.deploymentId, known, counter);
     const match = matchPath(manifest, path, target.spa);
     if (!match) {
       counter.bytes += page(req, res, target.deploymentId, EDGE_PAGES.pageNotFound(path));
       return;
     }
-    return sendFile(req, res, target.deploymentId, match, manifest, counter);
+    return sendFile(req, res, target.deploymentId, prepared(manifest, match), counter);
   }
 
   return {

@@ -86,8 +86,17 @@ describe('edge: prepared header fields of warm files', () => {
 
     const seen: string[] = [];
     const answers: Answer[] = [];
-    for (const host of ['a.test', 'a.test', 'b.test', 'a.test', 'b.test', 'b.test']) {
-      const res = await get(host, '/');
+    // By its page's path and by its file's own path, which skips matching once prepared.
+    const asked: [string, string][] = [
+      ['a.test', '/'],
+      ['a.test', '/index.html'],
+      ['b.test', '/'],
+      ['a.test', '/index.html'],
+      ['b.test', '/index.html'],
+      ['b.test', '/'],
+    ];
+    for (const [host, path] of asked) {
+      const res = await get(host, path);
       seen.push(String(res.headers['x-slipway-deployment']));
       answers.push(res);
     }
