@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { findFreePort } from '../server/edge/free-port.ts';
-import { alternate, processCpuUs, ratio, table } from './lib.ts';
+import { alternate, pairedRatio, processCpuUs, table } from './lib.ts';
 import { spawnBenchServer } from './spawn-server.ts';
 
 interface Info {
@@ -46,6 +46,8 @@ http { access_log off; sendfile on; tcp_nopush on; keepalive_requests 100000;
  * one worker process, taking turns in the same run (see `alternate`), and bare node:http answering the same bytes
  * from memory (Node.js's ceiling on this machine). Target (issue 18): at least 85% of nginx.
  */
+const ROUNDS = 5;
+
 export async function benchEdge(seconds: number): Promise<string> {
   const root = mkdtempSync(join(tmpdir(), 'slipway-nginx-root-'));
   writeFileSync(join(root, 'file-10k.txt'), 'x'.repeat(10 * 1024));
@@ -72,22 +74,24 @@ export async function benchEdge(seconds: number): Promise<string> {
           ceiling,
         ]
       : [slipway, ceiling];
-    const results = await alternate(cases, { seconds });
-    const base = nginx ? results.get('nginx (1 worker)')!.rps : 0;
+    const results = await alternate(cases, { seconds, rounds: ROUNDS });
+    const base = nginx ? results.get('nginx (1 worker)')! : null;
+    // Each round's ratio, its two runs seconds apart, then the median: load that comes and goes
+    // on the machine moves both alike (see `pairedRatio`).
     const rows = [...results].map(([name, r]) => ({
       case: name,
       rps: r.rps,
       p50_ms: r.p50,
       p99_ms: r.p99,
-      ratio_pct: nginx ? ratio(r.rps, base) : '-',
+      ratio_pct: base ? pairedRatio(r, base) : '-',
       server_cpu_us_per_req: r.cpuUs ?? '-',
       non2xx: r.non2xx,
     }));
-    const edge = results.get('Slipway edge')!.rps;
-    const verdict = nginx
-      ? `Target: >= 85% of nginx -> ${ratio(edge, base)}%: ${ratio(edge, base) >= 85 ? 'met' : 'NOT met'}`
+    const edge = base ? pairedRatio(results.get('Slipway edge')!, base) : 0;
+    const verdict = base
+      ? `Target: >= 85% of nginx -> ${edge}%: ${edge >= 85 ? 'met' : 'NOT met'}`
       : 'nginx is not installed (apt-get install nginx-light): no baseline';
-    return `Edge, 10 KiB static file (median of 3 alternating ${seconds} s rounds, 10 connections)\n${table(rows)}\n${verdict}`;
+    return `Edge, 10 KiB static file (median of ${ROUNDS} alternating ${seconds} s rounds, 10 connections)\n${table(rows)}\n${verdict}`;
   } finally {
     nginx?.stop();
     await Promise.all([stop(), bare.stop()]);
