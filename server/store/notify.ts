@@ -33,7 +33,10 @@ export interface Notifier {
    * re-established): the listener should re-check whatever it caches.
    */
   subscribe(channel: string, listener: (payload: string | null) => void): () => void;
-  /** Resolves once subscriptions are live (the listening connection is up, on PostgreSQL). */
+  /**
+   * Resolves once every subscription made so far is live: on PostgreSQL, the listening connection
+   * is up and each channel's LISTEN has run (a NOTIFY sent before that is not heard).
+   */
   ready(): Promise<void>;
   close(): Promise<void>;
 }
@@ -100,6 +103,8 @@ export function createPostgresNotifier(opts: PostgresNotifierOptions): Notifier 
   let everConnected = false;
   /** NOTIFYs on their way: a command that exits right after publishing must not lose them. */
   const sending = new Set<Promise<unknown>>();
+  /** LISTENs on their way on the open connection: `ready()` waits for them. */
+  const listens = new Set<Promise<void>>();
 
   const scheduleReconnect = () => {
     if (closed || timer) return;
@@ -138,6 +143,7 @@ export function createPostgresNotifier(opts: PostgresNotifierOptions): Notifier 
       });
       try {
         await c.connect();
+        // A channel subscribed meanwhile joins the set and this loop (sets iterate what is added).
         for (const ch of channels) await c.query(`LISTEN ${quoteIdent(ch)}`);
         if (closed) {
           await c.end().catch(() => undefined);
@@ -186,12 +192,16 @@ export function createPostgresNotifier(opts: PostgresNotifierOptions): Notifier 
         channels.add(channel);
         const c = client;
         if (c) {
-          c.query(`LISTEN ${quoteIdent(channel)}`).then(
-            () => {
-              if (client === c) listening.add(channel);
-            },
-            (err: unknown) => onError(err, 'listen failed'),
-          );
+          const listen: Promise<void> = c
+            .query(`LISTEN ${quoteIdent(channel)}`)
+            .then(
+              () => {
+                if (client === c) listening.add(channel);
+              },
+              (err: unknown) => onError(err, 'listen failed'),
+            )
+            .finally(() => listens.delete(listen));
+          listens.add(listen);
         } else if (!connecting && !timer) {
           void connect();
         }
@@ -203,6 +213,9 @@ export function createPostgresNotifier(opts: PostgresNotifierOptions): Notifier 
         if (connecting) await connecting;
         else await new Promise((r) => setTimeout(r, 20));
       }
+      // A channel subscribed once the connection was open is live when its LISTEN has run: a
+      // NOTIFY sent before that is not heard.
+      await Promise.all(listens);
     },
     async close() {
       closed = true;

@@ -1,3 +1,4 @@
+import { createConnection, createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createJobQueue } from '../../../server/jobs/queue.ts';
 import { systemClock } from '../../../server/lib/clock.ts';
@@ -90,6 +91,28 @@ describe.skipIf(!url)(
       }
     });
 
+    it('is ready only once a channel subscribed on the open connection is listened to', async () => {
+      // A process whose commands reach the database 300 ms late: a NOTIFY sent as soon as it is
+      // ready would overtake a LISTEN still on its way, and never be heard.
+      const proxy = await delayingProxy(new URL(database.url), 300);
+      const slowUrl = new URL(database.url);
+      slowUrl.host = `127.0.0.1:${proxy.port}`;
+      const slow = openStore({ databaseUrl: slowUrl.toString(), dataDir: '/nonexistent', poolSize: 1 });
+      try {
+        const offFirst = slow.notifier.subscribe('slipway_ready_first', () => undefined);
+        await slow.notifier.ready();
+        offFirst();
+        const heard = next(slow, 'slipway_ready_second');
+        await slow.notifier.ready();
+        a.notifier.publish('slipway_ready_second', 'heard');
+        const lost = new Promise<string>((r) => setTimeout(() => r('lost'), 3000).unref());
+        expect(await Promise.race([heard.then((h) => h.payload), lost])).toBe('heard');
+      } finally {
+        await slow.close();
+        await proxy.close();
+      }
+    });
+
     it("wakes another process's job listeners with the kind that was enqueued", async () => {
       const qa = createJobQueue(a.db, a.dialect, systemClock, a.notifier);
       const qb = createJobQueue(b.db, b.dialect, systemClock, b.notifier);
@@ -119,3 +142,30 @@ describe.skipIf(!url)(
     });
   },
 );
+
+/** A TCP proxy to `target` that holds what the client sends for `delayMs` (order kept). */
+async function delayingProxy(target: URL, delayMs: number) {
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    const upstream = createConnection(Number(target.port || 5432), target.hostname);
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('error', () => undefined);
+      s.on('close', () => {
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    client.on('data', (chunk) => setTimeout(() => upstream.write(chunk), delayMs));
+    upstream.pipe(client);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
