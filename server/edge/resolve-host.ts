@@ -128,7 +128,20 @@ interface Entry {
   seq: number;
   value: Promise<Resolution>;
   settled?: Resolution;
+  /** When a request for it starts looking it up again in the background (known answers only). */
+  refreshAt: number | undefined;
+  /** That look-up is on its way. */
+  refreshing: boolean;
 }
+
+/**
+ * The share of its lifetime after which an answer in use is looked up again in the background:
+ * a host with traffic then never waits for the database on its requests, and one without traffic
+ * expires as before.
+ */
+const REFRESH_AFTER = 0.8;
+/** How soon a failed background look-up is tried again (by the next request after it). */
+const REFRESH_RETRY_MS = 1000;
 
 /** The project an answer is about; unknown hosts have none. */
 const projectOf = (r: Resolution): string | null =>
@@ -159,6 +172,7 @@ export function createHostResolver(deps: ResolverDeps, opts: ResolverOptions = {
    * once, so their next look-ups do not reach the database in one burst.
    */
   const lifetime = () => Math.max(1, Math.round(ttlMs * (0.9 + 0.1 * Math.random())));
+  const now = opts.now ?? (() => performance.now());
   const suffixes = [deps.config.domain];
   if (deps.config.publicEdgeUrl) suffixes.push(new URL(deps.config.publicEdgeUrl).hostname.toLowerCase());
   /** The hosts whose settled answer names each project: what `invalidate(projectId)` drops. */
@@ -344,47 +358,95 @@ export function createHostResolver(deps: ResolverDeps, opts: ResolverOptions = {
 
   const cached = (host: string): Promise<Resolution> => {
     const hit = cache.get(host);
-    if (hit) return hit.value;
+    if (hit) {
+      if (hit.settled) touch(hit);
+      return hit.value;
+    }
     const value = lookup(host);
     if (ttlMs <= 0) return value;
-    const entry: Entry = { host, seq, value };
+    const entry: Entry = { host, seq, value, refreshAt: undefined, refreshing: false };
     cache.set(host, entry, { ttl: lifetime() });
     pending.add(entry);
     value.then(
       (r) => {
         const stale = outdated(entry, r);
-        pending.delete(entry);
-        if (pending.size === 0) changedAt.clear();
+        endLookup(entry);
         // A change came while it was looked up: it may have read the database before it.
         if (stale) {
           if (current(entry)) cache.delete(host);
           return;
         }
         // Taken out by a change to some other project: back in, unless a newer look-up is.
-        if (!current(entry)) {
-          if (cache.peek(host, { allowStale: true })) return;
-          cache.set(host, entry, { ttl: lifetime() });
-        }
-        entry.settled = r;
-        const projectId = projectOf(r);
-        if (projectId === null) {
-          unknown.add(host);
-          // Same entry, shorter life: an unknown host may become known without a signal here.
-          cache.set(host, entry, { ttl: unknownTtlMs });
-        } else {
-          let hosts = byProject.get(projectId);
-          if (!hosts) byProject.set(projectId, (hosts = new Set()));
-          hosts.add(host);
-        }
+        if (!current(entry) && cache.peek(host, { allowStale: true })) return;
+        keep(entry, r);
       },
       () => {
-        pending.delete(entry);
-        if (pending.size === 0) changedAt.clear();
+        endLookup(entry);
         // A failed look-up is not remembered.
         if (current(entry)) cache.delete(host);
       },
     );
     return value;
+  };
+
+  const endLookup = (entry: Entry) => {
+    pending.delete(entry);
+    if (pending.size === 0) changedAt.clear();
+  };
+
+  /** Caches a settled answer for its lifetime (an unknown host's is short) and indexes it. */
+  const keep = (entry: Entry, r: Resolution) => {
+    entry.settled = r;
+    const projectId = projectOf(r);
+    if (projectId === null) {
+      // An unknown host may become known without a signal here: a short life, no refresh.
+      cache.set(entry.host, entry, { ttl: unknownTtlMs });
+      unknown.add(entry.host);
+      return;
+    }
+    const ttl = lifetime();
+    // Replacing another entry disposes of it (and its index) first.
+    cache.set(entry.host, entry, { ttl });
+    entry.refreshAt = now() + ttl * REFRESH_AFTER;
+    let hosts = byProject.get(projectId);
+    if (!hosts) byProject.set(projectId, (hosts = new Set()));
+    hosts.add(entry.host);
+  };
+
+  /**
+   * Looks a cached answer up again while it still answers requests. The new answer replaces it
+   * unless a routing change came since the look-up started (the change dropped it, or will be
+   * looked up afresh) or it is no longer the cached one; after a failed look-up it answers on
+   * until it expires, and a request a second later tries again.
+   */
+  const refresh = (old: Entry) => {
+    old.refreshing = true;
+    const next: Entry = {
+      host: old.host,
+      seq,
+      value: lookup(old.host),
+      refreshAt: undefined,
+      refreshing: false,
+    };
+    pending.add(next);
+    next.value.then(
+      (r) => {
+        const stale = outdated(next, r);
+        endLookup(next);
+        old.refreshing = false;
+        if (!stale && current(old)) keep(next, r);
+      },
+      () => {
+        endLookup(next);
+        old.refreshing = false;
+        old.refreshAt = now() + REFRESH_RETRY_MS;
+      },
+    );
+  };
+
+  /** A cached answer about to be used: looked up again in the background once it is due. */
+  const touch = (entry: Entry) => {
+    if (entry.refreshAt !== undefined && !entry.refreshing && now() >= entry.refreshAt) refresh(entry);
   };
 
   /** Adds the port of the deployment's running server process, if any. */
@@ -403,8 +465,10 @@ export function createHostResolver(deps: ResolverDeps, opts: ResolverOptions = {
     peek(rawHost) {
       const host = normalizeHost(rawHost);
       if (!host) return { kind: 'unknown' };
-      const settled = cache.get(host)?.settled;
-      return settled ? withPort(settled) : undefined;
+      const entry = cache.get(host);
+      if (!entry?.settled) return undefined;
+      touch(entry);
+      return withPort(entry.settled);
     },
     invalidate(projectId) {
       seq += 1;

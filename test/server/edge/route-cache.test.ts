@@ -10,6 +10,7 @@ import { setProjectStatus } from '../../../server/services/projects/set-project-
 import { onRoutingChange } from '../../../server/services/routing-signal.ts';
 import { createTestApp, type TestApp, type TestUser } from '../../helpers/app.ts';
 import { insertDeployment, insertProject, setProduction } from '../../helpers/edge.ts';
+import { waitFor } from '../../helpers/wait-for.ts';
 
 /**
  * The edge's route cache: answers live for minutes, and the routing signal that every change
@@ -80,6 +81,44 @@ describe('edge: route cache invalidated per project', () => {
     expect(await serves(c.host)).toBe(c.one.id);
     clock += 362_000;
     expect(await serves(c.host)).toBe(c.two.id);
+  });
+
+  it('looks an answer in use up again before it expires, answering from memory meanwhile', async () => {
+    fresh();
+    const c = await site('refresh');
+    const servedNow = () => {
+      const r = resolver.peek(c.host);
+      return r?.kind === 'target' ? r.target.deploymentId : (r?.kind ?? 'not in memory');
+    };
+    expect(await serves(c.host)).toBe(c.one.id);
+    // Changed without a signal: only a new look-up shows it.
+    await setProduction(t, c.p.id, c.two.id);
+    clock += 2_000_000; // 56% of the hour: not due yet
+    expect(servedNow()).toBe(c.one.id);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(servedNow()).toBe(c.one.id);
+    // Past 80% of any lifetime (90% to 100% of the hour), before the first expiry: the request
+    // is answered from memory and starts the look-up.
+    clock += 900_000;
+    expect(servedNow()).toBe(c.one.id);
+    await waitFor('the look-up in the background', () => servedNow() === c.two.id);
+    // Past where the first answer expired: the new one has a lifetime of its own.
+    clock += 1_000_000;
+    expect(servedNow()).toBe(c.two.id);
+  });
+
+  it('drops a background look-up that a routing change overtook', async () => {
+    fresh();
+    const c = await site('refresh-change');
+    expect(await serves(c.host)).toBe(c.one.id);
+    clock += 2_900_000;
+    // Starts the look-up; the change's signal comes before it settles.
+    expect(resolver.peek(c.host)).toMatchObject({ target: { deploymentId: c.one.id } });
+    resolver.invalidate(c.p.id);
+    await new Promise((r) => setTimeout(r, 50));
+    // Not put back by the look-up: the next request looks up afresh.
+    expect(resolver.peek(c.host)).toBeUndefined();
+    expect(await serves(c.host)).toBe(c.one.id);
   });
 
   it('spreads the lifetimes of answers looked up together', async () => {
