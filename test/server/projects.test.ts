@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
+import { waitFor } from '../helpers/wait-for.ts';
 
 describe('projects', () => {
   let t: TestApp;
@@ -131,7 +132,12 @@ describe('projects', () => {
 
   it('paginates newest first with meta, and rejects out-of-range limits', async () => {
     const u = await t.user();
-    for (const n of ['p1', 'p2', 'p3']) await create(u, { name: n });
+    for (const n of ['p1', 'p2', 'p3']) {
+      const created = await create(u, { name: n });
+      // Newest first is by creation time, then by id (random): each project its own millisecond.
+      const at = Date.parse(created.body.data.createdAt);
+      await waitFor('the next millisecond', () => Date.now() > at);
+    }
     const page = await t.call(u, 'GET', '/v1/projects?limit=2&page=1');
     expect(page.body.meta).toEqual({ page: 1, limit: 2, total: 3, next: expect.any(String) });
     expect(page.body.data.map((p: { name: string }) => p.name)).toEqual(['p3', 'p2']);
