@@ -128,10 +128,11 @@ interface Entry {
   seq: number;
   value: Promise<Resolution>;
   settled?: Resolution;
-  /** When a request for it starts looking it up again in the background (known answers only). */
-  refreshAt: number | undefined;
-  /** That look-up is on its way. */
-  refreshing: boolean;
+  /**
+   * When a request for it starts looking it up again in the background; Infinity while that
+   * look-up is on its way, and for answers never looked up ahead (unsettled, unknown hosts).
+   */
+  refreshAt: number;
 }
 
 /**
@@ -147,13 +148,8 @@ const REFRESH_RETRY_MS = 1000;
 const projectOf = (r: Resolution): string | null =>
   r.kind === 'target' ? r.target.projectId : r.kind === 'unknown' ? null : r.projectId;
 
-/** The columns of both halves of a label's look-up (`labelRows`), in one order. */
-const LABEL_COLUMNS = [
-  'p.id as project_id',
-  'p.status as project_status',
-  'p.framework',
-  'p.deleted_at',
-  'p.production_deployment_id',
+/** What a target is made of: the deployment `d` and the one it rolled back to, `src`. */
+const DEPLOYMENT_COLUMNS = [
   'd.id',
   'd.status',
   'd.target',
@@ -161,6 +157,16 @@ const LABEL_COLUMNS = [
   'd.runtime',
   'src.artifact_id as source_artifact_id',
   'src.runtime as source_runtime',
+] as const;
+
+/** The columns of both halves of a label's look-up (`labelRows`), in one order. */
+const LABEL_COLUMNS = [
+  'p.id as project_id',
+  'p.status as project_status',
+  'p.framework',
+  'p.deleted_at',
+  'p.production_deployment_id',
+  ...DEPLOYMENT_COLUMNS,
 ] as const;
 
 export function createHostResolver(deps: ResolverDeps, opts: ResolverOptions = {}): HostResolver {
@@ -234,16 +240,7 @@ export function createHostResolver(deps: ResolverDeps, opts: ResolverOptions = {
     db
       .selectFrom('deployments as d')
       .leftJoin('deployments as src', 'src.id', 'd.source_deployment_id')
-      .select([
-        'd.id',
-        'd.project_id',
-        'd.status',
-        'd.target',
-        'd.artifact_id',
-        'd.runtime',
-        'src.artifact_id as source_artifact_id',
-        'src.runtime as source_runtime',
-      ]);
+      .select(['d.project_id', ...DEPLOYMENT_COLUMNS]);
 
   const toTarget = (
     d: {
@@ -364,7 +361,7 @@ export function createHostResolver(deps: ResolverDeps, opts: ResolverOptions = {
     }
     const value = lookup(host);
     if (ttlMs <= 0) return value;
-    const entry: Entry = { host, seq, value, refreshAt: undefined, refreshing: false };
+    const entry: Entry = { host, seq, value, refreshAt: Infinity };
     cache.set(host, entry, { ttl: lifetime() });
     pending.add(entry);
     value.then(
@@ -420,25 +417,19 @@ export function createHostResolver(deps: ResolverDeps, opts: ResolverOptions = {
    * until it expires, and a request a second later tries again.
    */
   const refresh = (old: Entry) => {
-    old.refreshing = true;
-    const next: Entry = {
-      host: old.host,
-      seq,
-      value: lookup(old.host),
-      refreshAt: undefined,
-      refreshing: false,
-    };
+    old.refreshAt = Infinity;
+    const next: Entry = { host: old.host, seq, value: lookup(old.host), refreshAt: Infinity };
     pending.add(next);
     next.value.then(
       (r) => {
         const stale = outdated(next, r);
         endLookup(next);
-        old.refreshing = false;
         if (!stale && current(old)) keep(next, r);
+        // Not kept: due again, should it still answer.
+        else old.refreshAt = now();
       },
       () => {
         endLookup(next);
-        old.refreshing = false;
         old.refreshAt = now() + REFRESH_RETRY_MS;
       },
     );
@@ -446,7 +437,7 @@ export function createHostResolver(deps: ResolverDeps, opts: ResolverOptions = {
 
   /** A cached answer about to be used: looked up again in the background once it is due. */
   const touch = (entry: Entry) => {
-    if (entry.refreshAt !== undefined && !entry.refreshing && now() >= entry.refreshAt) refresh(entry);
+    if (now() >= entry.refreshAt) refresh(entry);
   };
 
   /** Adds the port of the deployment's running server process, if any. */
