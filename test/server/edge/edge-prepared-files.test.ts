@@ -115,6 +115,39 @@ describe('edge: prepared header fields of warm files', () => {
     expect(fromB).toEqual(fromA);
   });
 
+  it('never lets a path answered before reach a private file (.env, .git), asked twice in any spelling', async () => {
+    const root = tempDir();
+    const site = tempDir({
+      'index.html': '<h1>public</h1>',
+      'about.html': '<h1>about</h1>',
+      '.env': 'SECRET=hunter2',
+      '.env.html': 'SECRET=hunter2',
+      'docs/.git/config': 'url = https://x-access-token:SECRET@github.com/o/r.git',
+    });
+    const { artifactId } = await createArtifactStore(root).storeDirectory(site, limits);
+    const { get } = await edgeFor(root, { 'a.test': target('dpl_a', artifactId) });
+    // The ordinary path works, and fills the table of paths answered before.
+    for (const path of ['/', '/index.html', '/about', '/about.html']) {
+      const res = await get('a.test', path);
+      expect(res.status, path).toBe(200);
+    }
+    const attempts = [
+      '/.env',
+      '/.ENV',
+      '/%2Eenv',
+      '/.env.html',
+      '/.env.',
+      '/docs/.git/config',
+      '/docs/%2egit/config',
+    ];
+    for (const path of [...attempts, ...attempts]) {
+      const res = await get('a.test', path);
+      expect(res.status, path).toBe(404);
+      expect(res.body.toString(), path).not.toContain('SECRET');
+    }
+    expect((await get('a.test', '/about.html')).body.toString()).toBe('<h1>about</h1>');
+  });
+
   it('never answers one artifact with the fields of another artifact’s file at the same path', async () => {
     const root = tempDir();
     const store = createArtifactStore(root);
