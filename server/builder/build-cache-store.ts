@@ -2,11 +2,14 @@ import { createHash, randomBytes } from 'node:crypto';
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
+import { type CacheSource, type LaneKind, laneKind } from './cache-lanes.ts';
 import { type TreeCounts, totalOf } from './link-tree.ts';
 
 /** What is kept beside each cache folder; a folder without it is not a cache. */
 const Meta = z.object({
-  branch: z.string(),
+  /** The lane it was saved under (cache-lanes.ts). Caches from before lanes have `branch`: never restored. */
+  lane: z.string().optional(),
+  branch: z.string().optional(),
   key: z.string(),
   /** Each saved path's files and bytes. */
   trees: z.record(z.string(), z.object({ files: z.number(), bytes: z.number() })),
@@ -21,8 +24,8 @@ export interface CacheEntry {
   /** Each saved path's files and bytes: a restore that finds others found a damaged cache. */
   trees: TreeCounts;
   bytes: number;
-  /** The branch whose build saved it. */
-  branch: string;
+  /** The lane it was saved under (cache-lanes.ts). */
+  lane: string;
   /** The key it was saved under: another than asked for is a partial hit. */
   key: string;
 }
@@ -30,33 +33,34 @@ export interface CacheEntry {
 export type SaveResult = { saved: true; bytes: number; evicted: number } | { saved: false; bytes: number };
 
 /**
- * Build caches on disk, one folder per project and branch: `<dir>/<projectId>/<branch id>/`
- * with its `.json` beside it. Under the artifacts directory, so workers that share artifacts
- * share caches. A project's caches are only ever read for that project's builds.
+ * Build caches on disk, one folder per project and lane: `<dir>/<projectId>/<lane id>/` with
+ * its `.json` beside it. Under the artifacts directory, so workers that share artifacts share
+ * caches. A project's caches are only ever read for that project's builds, and only from the
+ * lanes a build names (cache-lanes.ts says which a build may).
  */
 export interface BuildCacheStore {
   /**
-   * The cache of the first of `branches` saved under `key`; else the first of `branches` that has
-   * one at all (an earlier lockfile's: its downloads still help); null when none has one.
+   * The first cache of `sources`, in order, saved under `key`; else the first found at all (an
+   * earlier lockfile's: its downloads still help); null when none has one.
    */
-  find(projectId: string, branches: readonly string[], key: string): Promise<CacheEntry | null>;
+  find(projectId: string, sources: readonly CacheSource[], key: string): Promise<CacheEntry | null>;
   /**
    * Fills a new folder with `fill` and, when it holds at most `maxBytes`, makes it the cache of
-   * this project and branch (the previous one goes), then evicts the project's oldest caches
+   * this project and lane (the previous one goes), then evicts the project's oldest caches
    * beyond the cap.
    */
   save(
     projectId: string,
-    branch: string,
+    lane: string,
     key: string,
     maxBytes: number,
     fill: (dir: string) => Promise<TreeCounts>,
   ): Promise<SaveResult>;
   /** Forgets a cache that could not be restored. */
-  discard(projectId: string, branch: string): Promise<void>;
+  discard(projectId: string, lane: string): Promise<void>;
 }
 
-const branchId = (branch: string) => createHash('sha256').update(branch).digest('hex').slice(0, 24);
+const laneId = (lane: string) => createHash('sha256').update(lane).digest('hex').slice(0, 24);
 const safeProject = (projectId: string) => {
   if (!/^prj_[a-z0-9]+$/.test(projectId)) throw new Error(`Not a project id: ${projectId}`);
   return projectId;
@@ -66,8 +70,8 @@ const STALE_MS = 60 * 60 * 1000;
 
 export function createBuildCacheStore(dir: string, opts: { maxBytesPerProject: number }): BuildCacheStore {
   const projectDir = (projectId: string) => join(dir, safeProject(projectId));
-  const paths = (projectId: string, branch: string) => {
-    const base = join(projectDir(projectId), branchId(branch));
+  const paths = (projectId: string, lane: string) => {
+    const base = join(projectDir(projectId), laneId(lane));
     return { tree: base, meta: `${base}.json` };
   };
   const scratch = (base: string, kind: 'tmp' | 'old') => `${base}.${randomBytes(6).toString('hex')}.${kind}`;
@@ -96,25 +100,38 @@ export function createBuildCacheStore(dir: string, opts: { maxBytesPerProject: n
       await rm(old, { recursive: true, force: true });
   }
 
-  /** Oldest first until the project's caches fit the cap; returns how many went. */
-  async function evict(projectId: string): Promise<number> {
+  /** The project's caches by their descriptions, oldest first. */
+  async function described(projectId: string): Promise<(Meta & { base: string })[]> {
     const pdir = projectDir(projectId);
     const names = await readdir(pdir).catch(() => [] as string[]);
     const entries: (Meta & { base: string })[] = [];
-    for (const name of names) {
-      const at = join(pdir, name);
-      if (name.endsWith('.json')) {
-        const meta = await readMeta(at);
-        if (meta) entries.push({ ...meta, base: at.slice(0, -'.json'.length) });
-      } else if (/\.(tmp|old)$/.test(name)) {
-        const age = await stat(at).then(
-          (s) => Date.now() - s.mtimeMs,
-          () => 0,
-        );
-        if (age > STALE_MS) await rm(at, { recursive: true, force: true });
-      }
+    for (const name of names.filter((n) => n.endsWith('.json'))) {
+      const meta = await readMeta(join(pdir, name));
+      if (meta) entries.push({ ...meta, base: join(pdir, name.slice(0, -'.json'.length)) });
     }
-    entries.sort((a, b) => (a.savedAt < b.savedAt ? -1 : a.savedAt > b.savedAt ? 1 : 0));
+    return entries.sort((a, b) => (a.savedAt < b.savedAt ? -1 : a.savedAt > b.savedAt ? 1 : 0));
+  }
+
+  /** The lanes of a kind that have a cache, newest first. */
+  async function newestOf(projectId: string, kind: LaneKind): Promise<string[]> {
+    return (await described(projectId))
+      .flatMap((e) => (e.lane && laneKind(e.lane) === kind ? [e.lane] : []))
+      .reverse();
+  }
+
+  /** Oldest first until the project's caches fit the cap; returns how many went. */
+  async function evict(projectId: string): Promise<number> {
+    const pdir = projectDir(projectId);
+    for (const name of await readdir(pdir).catch(() => [] as string[])) {
+      if (!/\.(tmp|old)$/.test(name)) continue;
+      const at = join(pdir, name);
+      const age = await stat(at).then(
+        (s) => Date.now() - s.mtimeMs,
+        () => 0,
+      );
+      if (age > STALE_MS) await rm(at, { recursive: true, force: true });
+    }
+    const entries = await described(projectId);
     let total = entries.reduce((n, e) => n + e.bytes, 0);
     let evicted = 0;
     while (total > opts.maxBytesPerProject && entries.length > 1) {
@@ -127,27 +144,32 @@ export function createBuildCacheStore(dir: string, opts: { maxBytesPerProject: n
   }
 
   return {
-    async find(projectId, branches, key) {
+    async find(projectId, sources, key) {
       const found: CacheEntry[] = [];
-      for (const branch of branches) {
-        const p = paths(projectId, branch);
-        const meta = await readMeta(p.meta);
-        if (!meta) continue;
-        const isDir = await stat(p.tree).then(
-          (s) => s.isDirectory(),
-          () => false,
-        );
-        if (!isDir) {
-          await remove(p.tree);
-          continue;
+      for (const source of sources) {
+        const lanes = 'lane' in source ? [source.lane] : await newestOf(projectId, source.newestOf);
+        for (const lane of lanes) {
+          if (found.some((e) => e.lane === lane)) continue;
+          const p = paths(projectId, lane);
+          const meta = await readMeta(p.meta);
+          // A description must name the lane asked for: its folder is found by the lane's hash.
+          if (!meta || meta.lane !== lane) continue;
+          const isDir = await stat(p.tree).then(
+            (s) => s.isDirectory(),
+            () => false,
+          );
+          if (!isDir) {
+            await remove(p.tree);
+            continue;
+          }
+          found.push({ dir: p.tree, trees: meta.trees, bytes: meta.bytes, lane, key: meta.key });
         }
-        found.push({ dir: p.tree, trees: meta.trees, bytes: meta.bytes, branch, key: meta.key });
       }
       return found.find((e) => e.key === key) ?? found[0] ?? null;
     },
 
-    async save(projectId, branch, key, maxBytes, fill) {
-      const p = paths(projectId, branch);
+    async save(projectId, lane, key, maxBytes, fill) {
+      const p = paths(projectId, lane);
       await mkdir(projectDir(projectId), { recursive: true });
       const temp = scratch(p.tree, 'tmp');
       try {
@@ -157,7 +179,7 @@ export function createBuildCacheStore(dir: string, opts: { maxBytesPerProject: n
         if (bytes > maxBytes) return { saved: false, bytes };
         await remove(p.tree);
         await rename(temp, p.tree);
-        const meta: Meta = { branch, key, trees, bytes, savedAt: new Date().toISOString() };
+        const meta: Meta = { lane, key, trees, bytes, savedAt: new Date().toISOString() };
         await writeFile(`${p.meta}.tmp`, JSON.stringify(meta));
         await rename(`${p.meta}.tmp`, p.meta);
         return { saved: true, bytes, evicted: await evict(projectId) };
@@ -166,8 +188,8 @@ export function createBuildCacheStore(dir: string, opts: { maxBytesPerProject: n
       }
     },
 
-    async discard(projectId, branch) {
-      await remove(paths(projectId, branch).tree);
+    async discard(projectId, lane) {
+      await remove(paths(projectId, lane).tree);
     },
   };
 }

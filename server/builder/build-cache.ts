@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { lstat, readFile, rm } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { BuildCacheStore, CacheEntry } from './build-cache-store.ts';
+import { type CacheLanes, describeLane } from './cache-lanes.ts';
 import { describeBytes } from './format.ts';
 import { keepTrees, restoreTrees, totalOf } from './link-tree.ts';
 
@@ -9,9 +10,8 @@ import { keepTrees, restoreTrees, totalOf } from './link-tree.ts';
 export interface BuildCacheOptions {
   store: BuildCacheStore;
   projectId: string;
-  /** Saved under this branch; restored from it, else from `fallbackBranch` (production's). */
-  branch: string;
-  fallbackBranch: string;
+  /** Where the build may restore from and saves to, by what it saw (cacheLanes). */
+  lanes: CacheLanes;
   /** Larger caches are not saved (SLIPWAY_BUILD_CACHE_SIZE). */
   maxBytes: number;
 }
@@ -89,8 +89,7 @@ export async function restoreCache(
   own: (made: string[]) => Promise<void>,
   info: (line: string) => void,
 ): Promise<Restored> {
-  const branches = c.branch === c.fallbackBranch ? [c.branch] : [c.branch, c.fallbackBranch];
-  const entry = await c.store.find(c.projectId, branches, key);
+  const entry = await c.store.find(c.projectId, c.lanes.restore, key);
   if (!entry) {
     info('Build cache: miss (none saved yet)');
     return { outcome: 'miss', entry: null };
@@ -112,13 +111,13 @@ export async function restoreCache(
     }
     info(
       `Build cache: ${exact ? 'hit' : 'partial hit'}, restored ${describeBytes(totalOf(got).bytes)}` +
-        (entry.branch === c.branch ? '' : ` saved by branch ${entry.branch}`) +
+        (entry.lane === c.lanes.save ? '' : ` saved by ${describeLane(entry.lane)}`) +
         (exact ? '' : ' for another lockfile or install command; installing from it'),
     );
     return { outcome: exact ? 'hit' : 'partial', entry };
   } catch {
     info('Build cache: the saved cache could not be restored; discarded, building without it');
-    await c.store.discard(c.projectId, entry.branch);
+    await c.store.discard(c.projectId, entry.lane);
     for (const p of paths) await clear(join(at.workspace, p));
     return { outcome: 'miss', entry: null };
   }
@@ -151,7 +150,7 @@ export async function saveCache(
   const carried = hit ? at.paths.downloads : [];
   const present = (await inWorkspace(fromWorkspace)).flatMap((yes, i) => (yes ? [fromWorkspace[i]!] : []));
   try {
-    const result = await c.store.save(c.projectId, c.branch, key, c.maxBytes, async (dir) => {
+    const result = await c.store.save(c.projectId, c.lanes.save, key, c.maxBytes, async (dir) => {
       const own = await keepTrees(at.workspace, unnested(present), dir);
       const entry = at.restored.entry;
       if (!entry || carried.length === 0) return own;

@@ -18,6 +18,7 @@ import { BUILD_JOB } from '../services/deployments/queue-deployment.ts';
 import type { Sandbox } from '../sandbox/index.ts';
 import type { Deps } from '../services/deps.ts';
 import { createBuildCacheStore } from '../builder/build-cache-store.ts';
+import { cacheLanes } from '../builder/cache-lanes.ts';
 import { resolveBuildEnv } from '../services/env/resolve-build-env.ts';
 import type { DeploymentsTable } from '../store/schema.ts';
 import { systemLookup, type LookupAll } from '../webhooks/ssrf.ts';
@@ -282,8 +283,7 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
             ? {
                 store: cacheStore,
                 projectId: project.id,
-                branch: deployment.branch,
-                fallbackBranch: project.branch,
+                lanes: cacheLanes({ target: deployment.target, ref: deployment.branch }, project.branch),
                 maxBytes: deps.config.buildCache.maxBytesPerProject,
               }
             : 'off',

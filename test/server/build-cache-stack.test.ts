@@ -51,8 +51,8 @@ describe('the build cache in the service', { timeout: 120_000 }, () => {
     repo?.remove();
   });
 
-  const deploy = async (projectId: string) => {
-    const created = await api.deployments.create(projectId);
+  const deploy = async (projectId: string, body: Parameters<typeof api.deployments.create>[1] = {}) => {
+    const created = await api.deployments.create(projectId, body);
     const done = await waitFor(
       `deployment ${created.id} to finish`,
       async (): Promise<Deployment | null> => {
@@ -91,5 +91,65 @@ describe('the build cache in the service', { timeout: 120_000 }, () => {
       '==> Skipping install: node_modules restored from the build cache (package-lock.json unchanged)',
     );
     expect(await (await s.fetchFromEdge(second.d.url)).text()).toBe('dep says hi');
+  });
+
+  it('a production secret a build leaves in its cache never reaches a preview of another branch, nor a pull request’s ref', async () => {
+    // The build writes the variable into a framework cache and prints what an earlier build left.
+    const leaky = createGitRepo({
+      files: {
+        '.npmrc': 'offline=true\naudit=false\nfund=false\n',
+        'package.json': JSON.stringify(pkg),
+        'package-lock.json': JSON.stringify(lock),
+        'dep/package.json': JSON.stringify({ name: 'dep', version: '1.0.0', main: 'index.js' }),
+        'dep/index.js': "module.exports = 'dep';",
+        'build.js': `
+const fs = require('fs');
+const file = 'node_modules/.cache/seen';
+const seen = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : 'nothing';
+console.log('the cache held: ' + seen);
+fs.mkdirSync('node_modules/.cache', { recursive: true });
+fs.writeFileSync(file, process.env.API_SECRET || 'no secret');
+fs.mkdirSync('dist', { recursive: true });
+fs.writeFileSync('dist/index.html', 'cache held ' + seen);
+`,
+      },
+    });
+    leaky.git('branch', 'feature');
+    leaky.git('update-ref', 'refs/pull/3/head', 'HEAD');
+    try {
+      const orgId = (await api.user.get()).organizations[0]!.id;
+      const project = await api.projects.create({
+        name: 'leaky',
+        repositoryUrl: leaky.url,
+        organizationId: orgId,
+      });
+      await api.env.create(project.id, { key: 'API_SECRET', value: 'prod-only-4f9a', encrypted: true });
+      await api.env.create(project.id, {
+        key: 'API_SECRET',
+        value: 'preview-7c21',
+        encrypted: true,
+        environment: 'preview',
+      });
+
+      const prod = await deploy(project.id);
+      expect(prod.d.target).toBe('production');
+      expect(prod.lines).toContain('the cache held: nothing');
+      expect((await deploy(project.id)).lines).toContain('the cache held: ***');
+
+      for (const branch of ['feature', 'refs/pull/3/head']) {
+        const preview = await deploy(project.id, { branch });
+        expect(preview.d.status).toBe('live');
+        expect(preview.d.target).toBe('preview');
+        expect(preview.lines.join('\n')).not.toContain('prod-only-4f9a');
+        expect(preview.lines).toContain('the cache held: nothing');
+        expect(await (await s.fetchFromEdge(preview.d.url)).text()).toBe('cache held nothing');
+      }
+      // The preview's own cache holds the preview's value (masked in its own log), never production's.
+      const again = await deploy(project.id, { branch: 'feature' });
+      expect(again.lines).toContain('the cache held: ***');
+      expect(await (await s.fetchFromEdge(again.d.url)).text()).toBe('cache held preview-7c21');
+    } finally {
+      leaky.remove();
+    }
   });
 });

@@ -1,5 +1,7 @@
+import { createHash } from 'node:crypto';
 import {
   chmodSync,
+  mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
@@ -13,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createArtifactStore, type ArtifactStore } from '../../../server/builder/artifacts.ts';
 import { buildDeployment, type BuildDeploymentOptions } from '../../../server/builder/build-deployment.ts';
 import { type BuildCacheStore, createBuildCacheStore } from '../../../server/builder/build-cache-store.ts';
+import { cacheLanes } from '../../../server/builder/cache-lanes.ts';
 import { createGitRepo, type GitRepo } from '../../helpers/git-repo.ts';
 import { testSandbox } from '../../helpers/sandbox.ts';
 
@@ -49,7 +52,11 @@ if (process.env.TAMPER) {
   catch (err) { tamper = ' tamper ' + err.code; }
 }
 fs.writeFileSync('dist/index.html', require('dep') + ' build ' + count + ' planted ' + planted + tamper);
+console.log('found in the cache: ' + planted);
 `;
+
+/** The folder of a lane's cache in a project's cache directory. */
+const laneDir = (lane: string) => createHash('sha256').update(lane).digest('hex').slice(0, 24);
 
 /** Real builds in the sandbox with the build cache: hit, miss, off, corrupt, per project, capped. */
 describe('the build cache', { timeout: 120_000 }, () => {
@@ -82,7 +89,11 @@ describe('the build cache', { timeout: 120_000 }, () => {
 
   const build = async (
     projectId: string,
-    opts: Partial<BuildDeploymentOptions> & { maxBytes?: number; branch?: string } = {},
+    opts: Partial<BuildDeploymentOptions> & {
+      maxBytes?: number;
+      branch?: string;
+      target?: 'production' | 'preview';
+    } = {},
   ) => {
     const lines: string[] = [];
     const result = await buildDeployment({
@@ -99,8 +110,7 @@ describe('the build cache', { timeout: 120_000 }, () => {
       cache: {
         store,
         projectId,
-        branch: opts.branch ?? 'main',
-        fallbackBranch: 'main',
+        lanes: cacheLanes({ target: opts.target ?? 'production', ref: opts.branch ?? 'main' }, 'main'),
         maxBytes: opts.maxBytes ?? 50 * 1024 * 1024,
       },
       ...opts,
@@ -127,13 +137,57 @@ describe('the build cache', { timeout: 120_000 }, () => {
     expect(second.page).toBe('dep says hi build 2 planted none');
   });
 
-  it('a preview branch starts from the production branch’s cache and keeps its own', async () => {
-    const preview = await build('prj_cachea', { branch: 'feature' });
-    expect(preview.text).toMatch(/Build cache: hit, restored .* saved by branch main/);
-    expect(preview.page).toMatch(/build 3/);
-    expect((await build('prj_cachea', { branch: 'feature' })).page).toMatch(/build 4/);
-    // Production's own cache moved on without the preview's builds.
+  it('a production build of another branch starts from the production branch’s cache and keeps its own', async () => {
+    const hotfix = await build('prj_cachea', { branch: 'hotfix' });
+    expect(hotfix.text).toMatch(/Build cache: hit, restored .* saved by a production build of main/);
+    expect(hotfix.page).toMatch(/build 3/);
+    expect((await build('prj_cachea', { branch: 'hotfix' })).page).toMatch(/build 4/);
+    // Production's own cache moved on without the other branch's builds.
     expect((await build('prj_cachea')).page).toMatch(/build 3/);
+  });
+
+  it('caches follow trust: production to previews never, previews among themselves, a fork’s ref only to itself', async () => {
+    const plant = (secret: string) => ({ env: { PLANT: secret, npm_config_offline: 'true' } });
+    const prod = await build('prj_cachetrust', plant('production secret'));
+    expect(prod.page).toMatch(/planted production secret$/);
+
+    // Production -> preview: the preview of another branch finds nothing, in its files or its log.
+    const preview = await build('prj_cachetrust', { target: 'preview', branch: 'feature' });
+    expect(preview.text).toContain('Build cache: miss (none saved yet)');
+    expect(preview.page).toBe('dep says hi build 1 planted none');
+    expect(preview.text).not.toContain('production secret');
+    // A preview of the production branch itself is a preview too.
+    const previewOfMain = await build('prj_cachetrust', { target: 'preview', branch: 'main' });
+    expect(previewOfMain.page).not.toContain('production secret');
+
+    // Previews share among themselves: a new branch starts from the newest preview's cache.
+    await build('prj_cachetrust', { target: 'preview', branch: 'feature', ...plant('preview secret') });
+    const other = await build('prj_cachetrust', { target: 'preview', branch: 'other' });
+    expect(other.text).toMatch(/Build cache: hit, restored .* saved by a preview build of feature/);
+    expect(other.page).toMatch(/planted preview secret$/);
+
+    // Preview -> production: never.
+    const prodAgain = await build('prj_cachetrust');
+    expect(prodAgain.page).toMatch(/build 2 planted production secret$/);
+    expect(prodAgain.text).not.toContain('preview secret');
+
+    // Base -> fork: a pull request's ref starts from nothing, whatever the repository has.
+    const fork = await build('prj_cachetrust', { target: 'preview', branch: 'refs/pull/7/head' });
+    expect(fork.text).toContain('Build cache: miss (none saved yet)');
+    expect(fork.page).toBe('dep says hi build 1 planted none');
+    expect(fork.text).not.toMatch(/production secret|preview secret/);
+    // Fork -> base: what a fork's build leaves is only ever its own ref's.
+    await build('prj_cachetrust', { target: 'preview', branch: 'refs/pull/7/head', ...plant('fork poison') });
+    expect((await build('prj_cachetrust', { target: 'preview', branch: 'refs/pull/7/head' })).page).toMatch(
+      /planted fork poison$/,
+    );
+    const afterFork = await build('prj_cachetrust', { target: 'preview', branch: 'third' });
+    expect(afterFork.page).toMatch(/planted preview secret$/);
+    expect(afterFork.text).not.toContain('fork poison');
+    expect((await build('prj_cachetrust', { target: 'preview', branch: 'refs/pull/8/head' })).page).toMatch(
+      /planted none$/,
+    );
+    expect((await build('prj_cachetrust')).page).toMatch(/planted production secret$/);
   });
 
   it('"cache": false builds from nothing and leaves the cache alone', async () => {
@@ -158,7 +212,7 @@ describe('the build cache', { timeout: 120_000 }, () => {
 
   it('discards a damaged cache, builds without it and saves a good one', async () => {
     const dir = join(root, 'artifacts', 'build-cache', 'prj_cachea');
-    const tree = readdirSync(dir).find((n) => /^[0-9a-f]{24}$/.test(n))!;
+    const tree = laneDir('production:main');
     // A file gone from the kept node_modules: only counting on restore can tell.
     rmSync(join(dir, tree, 'src', 'node_modules', '.package-lock.json'));
     const run = await build('prj_cachea');
@@ -176,7 +230,7 @@ describe('the build cache', { timeout: 120_000 }, () => {
     expect(tampering.text).toMatch(/Build cache: hit/);
     expect(tampering.page).toBe('dep says hi build 2 planted none tamper EACCES');
     const dir = join(root, 'artifacts', 'build-cache', 'prj_cachekeep');
-    const tree = readdirSync(dir).find((n) => /^[0-9a-f]{24}$/.test(n))!;
+    const tree = laneDir('production:main');
     expect(readFileSync(join(dir, tree, 'src', 'node_modules', '.package-lock.json'), 'utf8')).not.toContain(
       'tampered',
     );
@@ -245,6 +299,7 @@ describe('the build cache store', () => {
         writeFileSync(join(into, 'blob'), Buffer.alloc(bytes, 1));
         return { blob: { files: 1, bytes } };
       };
+      const lane = (name: string) => [{ lane: name }];
       expect(await store.save('prj_one', 'main', 'k1', 10_000, fill(1000))).toEqual({
         saved: true,
         bytes: 1000,
@@ -256,29 +311,93 @@ describe('the build cache store', () => {
         bytes: 1000,
         evicted: 1,
       });
-      expect(await store.find('prj_one', ['main'], 'k1')).toBeNull();
-      const found = await store.find('prj_one', ['feature'], 'k1');
+      expect(await store.find('prj_one', lane('main'), 'k1')).toBeNull();
+      const found = await store.find('prj_one', lane('feature'), 'k1');
       expect(found).toMatchObject({
         bytes: 1000,
-        branch: 'feature',
+        lane: 'feature',
         key: 'k1',
         trees: { blob: { files: 1 } },
       });
       expect(readFileSync(join(found!.dir, 'blob')).length).toBe(1000);
       // Another key finds the branch's cache as a partial hit, saying under which key it was saved.
-      expect(await store.find('prj_one', ['feature'], 'another key')).toMatchObject({ key: 'k1' });
-      expect(await store.find('prj_two', ['feature'], 'k1')).toBeNull();
+      expect(await store.find('prj_one', lane('feature'), 'another key')).toMatchObject({ key: 'k1' });
+      expect(await store.find('prj_two', lane('feature'), 'k1')).toBeNull();
       // Over the limit: not saved, the previous one kept, nothing left behind.
       expect(await store.save('prj_one', 'feature', 'k2', 500, fill(600))).toEqual({
         saved: false,
         bytes: 600,
       });
-      expect(await store.find('prj_one', ['feature'], 'k2')).toMatchObject({ key: 'k1' });
+      expect(await store.find('prj_one', lane('feature'), 'k2')).toMatchObject({ key: 'k1' });
       expect(readdirSync(join(dir, 'prj_one')).sort()).toHaveLength(2);
       // A description without its folder (removed by hand, a crash) is not a cache.
       rmSync(found!.dir, { recursive: true });
-      expect(await store.find('prj_one', ['feature'], 'k1')).toBeNull();
+      expect(await store.find('prj_one', lane('feature'), 'k1')).toBeNull();
       await expect(store.save('../escape', 'main', 'k', 10, fill(1))).rejects.toThrow('Not a project id');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the build cache store’s lanes', () => {
+  it('finds the newest cache of a kind, never a lane of another kind, and never restores a cache from before lanes', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'slipway-cache-lanes-'));
+    try {
+      const store = createBuildCacheStore(dir, { maxBytesPerProject: 10_000 });
+      const fill = async (into: string) => {
+        writeFileSync(join(into, 'blob'), 'x');
+        return { blob: { files: 1, bytes: 1 } };
+      };
+      let at = 0;
+      const later = async () => {
+        const now = Date.now();
+        while (Date.now() <= Math.max(now, at)) await new Promise((r) => setImmediate(r));
+        at = Date.now();
+      };
+      for (const lane of ['preview:a', 'production:main', 'ref:refs/pull/1/head', 'preview:b']) {
+        await later();
+        await store.save('prj_lanes', lane, 'k', 10_000, fill);
+      }
+      expect(await store.find('prj_lanes', [{ newestOf: 'preview' }], 'k')).toMatchObject({
+        lane: 'preview:b',
+      });
+      expect(
+        await store.find('prj_lanes', [{ lane: 'preview:a' }, { newestOf: 'preview' }], 'k'),
+      ).toMatchObject({
+        lane: 'preview:a',
+      });
+      // An exact key anywhere in the sources beats a partial one earlier.
+      await later();
+      await store.save('prj_lanes', 'preview:a', 'other', 10_000, fill);
+      expect(
+        await store.find('prj_lanes', [{ lane: 'preview:a' }, { newestOf: 'preview' }], 'k'),
+      ).toMatchObject({
+        lane: 'preview:b',
+      });
+      expect(await store.find('prj_lanes', [{ newestOf: 'production' }], 'k')).toMatchObject({
+        lane: 'production:main',
+      });
+      expect(await store.find('prj_lanes', [{ lane: 'preview:c' }], 'k')).toBeNull();
+
+      // A cache saved before lanes (its description names a branch) is left to eviction.
+      const hash = laneDir('main');
+      mkdirSync(join(dir, 'prj_lanes', hash));
+      writeFileSync(
+        join(dir, 'prj_lanes', `${hash}.json`),
+        JSON.stringify({
+          branch: 'main',
+          key: 'k',
+          trees: {},
+          bytes: 1,
+          savedAt: '2020-01-01T00:00:00.000Z',
+        }),
+      );
+      expect(
+        await store.find('prj_lanes', [{ lane: 'main' }, { newestOf: 'production' }], 'k'),
+      ).toMatchObject({
+        lane: 'production:main',
+      });
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
