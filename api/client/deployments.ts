@@ -39,6 +39,9 @@ export function deploymentsApi(c: Caller, http: Http) {
         ...o,
         ...(Object.keys(body).length ? { body } : {}),
       }),
+    /** Builds a deployment again with its commit and the build settings it was built with: a new deployment (201). */
+    redeploy: (deploymentId: string, o?: CallOptions) =>
+      c.data(Deployment, 'POST', `${dpl(deploymentId)}/redeploy`, o),
     /** Makes a live preview (or an earlier production deployment) the production deployment, without a rebuild. */
     promote: (deploymentId: string, o?: CallOptions) =>
       c.data(Deployment, 'POST', `${dpl(deploymentId)}/promote`, o),

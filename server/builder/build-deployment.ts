@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { lstat, mkdir, mkdtemp, readdir, realpath, rm } from 'node:fs/promises';
 import { delimiter, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import type { ArtifactStore } from './artifacts.ts';
+import type { BuildSettings } from './build-spec.ts';
 import { BuildCancelledError, BuildError, BuildTimeoutError } from './build-error.ts';
 import { checkout, localRepositoryPath } from './checkout.ts';
 import { detectFramework, type AppKind, type DetectedFramework } from './detect-framework.ts';
@@ -78,16 +79,6 @@ export interface BuildDeploymentOptions {
     commitMessage: string | null;
     author: string | null;
   }): Promise<void>;
-}
-
-/** A project's own build settings (null: detect; an empty command: skip the step). */
-export interface BuildSettings {
-  installCommand: string | null;
-  buildCommand: string | null;
-  /** Relative to rootDirectory. */
-  outputDirectory: string | null;
-  /** A folder inside the repository. */
-  rootDirectory: string | null;
 }
 
 const NO_SETTINGS: BuildSettings = {

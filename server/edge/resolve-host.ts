@@ -108,7 +108,7 @@ type ProjectCols = Pick<
  * Parses deployments.runtime. A value that does not parse is an error (the request gets a 500
  * page), never a guess: guessing `static` for a server app would publish its source.
  */
-function parseRuntime(deploymentId: string, text: string | null): DeploymentRuntime | null {
+export function parseRuntime(deploymentId: string, text: string | null): DeploymentRuntime | null {
   if (text === null) return null;
   let value: unknown;
   try {

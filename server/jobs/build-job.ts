@@ -6,7 +6,7 @@ import type { ArtifactStore } from '../builder/artifacts.ts';
 import { BuildError, hideHostPaths } from '../builder/build-error.ts';
 import { buildDeployment } from '../builder/build-deployment.ts';
 import { repositoryRefusal, repositorySettings } from '../builder/repository-policy.ts';
-import type { DeploymentRuntime } from '../edge/resolve-host.ts';
+import { type DeploymentRuntime, parseRuntime } from '../edge/resolve-host.ts';
 import { raceSignal } from '../lib/race-signal.ts';
 import {
   markBuilding,
@@ -18,13 +18,12 @@ import { BUILD_JOB } from '../services/deployments/queue-deployment.ts';
 import type { Sandbox } from '../sandbox/index.ts';
 import type { Deps } from '../services/deps.ts';
 import { createBuildCacheStore } from '../builder/build-cache-store.ts';
-import { cacheLanes } from '../builder/cache-lanes.ts';
 import { resolveBuildEnv } from '../services/env/resolve-build-env.ts';
 import type { DeploymentsTable } from '../store/schema.ts';
 import { systemLookup, type LookupAll } from '../webhooks/ssrf.ts';
 import { createLogBuffer, type LogBuffer } from './log-buffer.ts';
 import { repositoryAccess } from './repository-access.ts';
-import type { SourceFile } from '../services/uploads/deployment-files.ts';
+import { type BuildSpec, decodeBuildSpec } from '../builder/build-spec.ts';
 import { materializeFiles } from '../uploads/materialize.ts';
 import { createUploadStore } from '../uploads/upload-store.ts';
 import type { JobHandler } from './worker.ts';
@@ -41,8 +40,15 @@ export interface BuildJobOptions {
 
 type DeploymentRow = Selectable<DeploymentsTable>;
 
-/** The files of an `upload` or `prebuilt` deployment, as the API checked them. */
-const sourceFilesOf = (d: DeploymentRow): SourceFile[] => JSON.parse(d.source_files ?? '[]') as SourceFile[];
+/** What the deployment builds, as decided when it was queued. */
+function specOf(d: DeploymentRow): BuildSpec {
+  try {
+    return decodeBuildSpec(d.id, d.build_spec);
+  } catch (err) {
+    // Building it again would not read it any better.
+    throw new BuildError(`${(err as Error).message}. Start a new deployment.`);
+  }
+}
 
 const FINAL = new Set(['live', 'failed']);
 
@@ -198,9 +204,7 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
           `==> Reusing the build of ${source.id} (commit ${source.commit_hash?.slice(0, 7) ?? 'unknown'}): no rebuild`,
         );
         artifactId = source.artifact_id;
-        runtime = source.runtime
-          ? (JSON.parse(source.runtime) as DeploymentRuntime)
-          : { kind: 'static', spa: false };
+        runtime = parseRuntime(source.id, source.runtime) ?? { kind: 'static', spa: false };
         await deps.db
           .updateTable('deployments')
           .set({
@@ -212,9 +216,12 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
           })
           .where('id', '=', id)
           .execute();
-      } else if (deployment.source === 'prebuilt') {
+        return goLive();
+      }
+      const spec = specOf(deployment);
+      if (spec.source.kind === 'prebuilt') {
         // Files to serve as they are: no build, no tenant code, so no sandbox.
-        const files = sourceFilesOf(deployment);
+        const files = spec.source.files;
         const dir = join(deps.config.workspacesDir, id);
         await rm(dir, { recursive: true, force: true });
         await mkdir(dir, { recursive: true });
@@ -239,7 +246,7 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
           .where('id', '=', id)
           .execute();
       } else {
-        const files = deployment.source === 'upload' ? sourceFilesOf(deployment) : null;
+        const files = spec.source.kind === 'upload' ? spec.source.files : null;
         let repositoryUrl = project.repository_url;
         let unreachableHint: string | undefined;
         if (!files) {
@@ -253,7 +260,7 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
           repositoryUrl = access.url;
           unreachableHint = access.unreachableHint;
         }
-        const env = await resolveBuildEnv(deps, project.id, deployment.target);
+        const env = await resolveBuildEnv(deps, project.id, spec.target);
         // One directory per deployment: a retry clears what a worker that died left behind.
         const workspaceRoot = join(deps.config.workspacesDir, id);
         await rm(workspaceRoot, { recursive: true, force: true });
@@ -269,21 +276,16 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
                 },
               }
             : {}),
-          ref: deployment.branch,
-          commit: deployment.requested_commit,
-          framework: project.framework,
-          settings: {
-            installCommand: project.install_command,
-            buildCommand: project.build_command,
-            outputDirectory: project.output_directory,
-            rootDirectory: project.root_directory,
-          },
+          ref: spec.source.kind === 'git' ? spec.source.ref : deployment.branch,
+          commit: spec.source.kind === 'git' ? spec.source.commit : null,
+          framework: spec.framework,
+          settings: spec.settings,
           previousFramework: await previousFramework(deps, project.id, id),
-          cache: deployment.use_cache
+          cache: spec.cache
             ? {
                 store: cacheStore,
                 projectId: project.id,
-                lanes: cacheLanes({ target: deployment.target, ref: deployment.branch }, project.branch),
+                lanes: spec.cache,
                 maxBytes: deps.config.buildCache.maxBytesPerProject,
               }
             : 'off',
@@ -337,6 +339,11 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
           .where('id', '=', id)
           .execute();
       }
+      await goLive();
+    }
+
+    /** Brings the stored build up through the edge and makes the deployment live. */
+    async function goLive() {
       await logs.flush();
       signal.throwIfAborted();
       await markDeploying(deps, id, { buildDurationMs: Date.now() - started, artifactId });

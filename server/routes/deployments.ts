@@ -16,6 +16,7 @@ import { followLogs, parseLastEventId } from '../services/deployments/follow-log
 import { getDeployment } from '../services/deployments/get-deployment.ts';
 import { listDeployments } from '../services/deployments/list-deployments.ts';
 import { promoteDeployment } from '../services/deployments/promote-deployment.ts';
+import { redeployDeployment } from '../services/deployments/redeploy-deployment.ts';
 import { rollbackDeployment } from '../services/deployments/rollback-deployment.ts';
 
 const ProjectParams = z.object({ projectId: z.string() });
@@ -112,6 +113,21 @@ export const deploymentRoutes = [
     handler: async ({ deps, actor, params, body }) => ({
       kind: 'data',
       data: await rollbackDeployment(deps, actor, params.deploymentId, body),
+    }),
+  }),
+  route({
+    method: 'POST',
+    url: '/v1/deployments/:deploymentId/redeploy',
+    scoped: 'write',
+    tag: 'deployments',
+    summary:
+      'Build this deployment again as it was built: its commit and its build settings (new deployment, extension)',
+    params: DeploymentParams,
+    response: Deployment,
+    successStatus: 201,
+    handler: async ({ deps, actor, params }) => ({
+      kind: 'data',
+      data: await redeployDeployment(deps, actor, params.deploymentId),
     }),
   }),
 ];

@@ -83,8 +83,6 @@ export interface DeploymentsTable {
   status: 'queued' | 'building' | 'deploying' | 'live' | 'failed';
   target: 'production' | 'preview';
   branch: string;
-  /** The commit asked for (pinned), if any. */
-  requested_commit: string | null;
   commit_hash: string | null;
   commit_message: string | null;
   message: string | null;
@@ -108,12 +106,10 @@ export interface DeploymentsTable {
   promoted_at: string | null;
   /** `git` (cloned), `upload` (uploaded files, built) or `prebuilt` (uploaded files, served as they are). */
   source: 'git' | 'upload' | 'prebuilt';
-  /** For `upload` and `prebuilt`: JSON `[{ path, sha256, size, mode }]`. */
-  source_files: string | null;
   /** The framework slug it was built as, once built. */
   framework: string | null;
-  /** 0 when created with `"cache": false`. */
-  use_cache: number;
+  /** JSON BuildSpec (server/builder/build-spec.ts), decided when queued; null for a rollback (it reuses a build). */
+  build_spec: string | null;
 }
 
 export interface UploadedFilesTable {

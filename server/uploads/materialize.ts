@@ -2,7 +2,7 @@ import { chmod, copyFile, mkdir } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import pLimit from 'p-limit';
 import { BuildError } from '../builder/build-error.ts';
-import type { SourceFile } from '../services/uploads/deployment-files.ts';
+import type { SourceFile } from '../builder/build-spec.ts';
 import type { UploadStore } from './upload-store.ts';
 
 /**

@@ -171,6 +171,15 @@ const cases: Case[] = [
     expected: deployment({ rollbackFrom: ids.deployment, rollbackTo: 'dpl_earlier0000000000000' }),
   },
   {
+    name: 'deployments.redeploy',
+    call: (c) => c.deployments.redeploy(ids.deployment),
+    method: 'POST',
+    url: `/v1/deployments/${ids.deployment}/redeploy`,
+    status: 201,
+    answer: ok(deployment({ message: `Redeploy of ${ids.deployment}` })),
+    expected: deployment({ message: `Redeploy of ${ids.deployment}` }),
+  },
+  {
     name: 'deployments.promote',
     call: (c) => c.deployments.promote(ids.deployment),
     method: 'POST',

@@ -121,7 +121,6 @@ export function deploymentRow(
     status: 'live',
     target: 'production',
     branch: 'main',
-    requested_commit: null,
     commit_hash: null,
     commit_message: null,
     message: null,
@@ -141,9 +140,8 @@ export function deploymentRow(
     ready_at: null,
     promoted_at: null,
     source: 'git',
-    source_files: null,
+    build_spec: null,
     framework: null,
-    use_cache: 1,
     ...values,
   };
 }

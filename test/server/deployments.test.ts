@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { decodeBuildSpec } from '../../server/builder/build-spec.ts';
 import { newId } from '../../server/lib/ids.ts';
 import {
   markBuilding,
@@ -52,6 +53,16 @@ describe('deployments', () => {
       .execute();
   }
 
+  /** The build spec stored with a deployment when it was queued. */
+  async function specOf(id: string) {
+    const row = await t.deps.db
+      .selectFrom('deployments')
+      .select('build_spec')
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
+    return decodeBuildSpec(id, row.build_spec);
+  }
+
   async function project(name: string, branch = 'main'): Promise<string> {
     const res = await t.call(alice, 'POST', '/v1/projects', {
       name,
@@ -90,12 +101,7 @@ describe('deployments', () => {
       const pid = await project('nocache');
       const res = await t.call(alice, 'POST', `/v1/projects/${pid}/deployments`, { cache: false });
       expect(res.status).toBe(201);
-      const row = await t.deps.db
-        .selectFrom('deployments')
-        .select('use_cache')
-        .where('id', '=', res.body.data.id)
-        .executeTakeFirstOrThrow();
-      expect(Number(row.use_cache)).toBe(0);
+      expect((await specOf(res.body.data.id)).cache).toBeNull();
       const bad = await t.call(alice, 'POST', `/v1/projects/${pid}/deployments`, { cache: 'no' });
       expect(bad.status).toBe(400);
       expect(bad.body.error.details.map((d: { path: string }) => d.path)).toEqual(['cache']);
@@ -157,12 +163,7 @@ describe('deployments', () => {
       });
       const pinned = await deploy(pid, { commitHash: 'ABCDEF0' });
       expect(pinned.commitHash).toBe('abcdef0');
-      const row = await t.deps.db
-        .selectFrom('deployments')
-        .select('requested_commit')
-        .where('id', '=', pinned.id)
-        .executeTakeFirstOrThrow();
-      expect(row.requested_commit).toBe('abcdef0');
+      expect((await specOf(pinned.id)).source).toEqual({ kind: 'git', ref: 'trunk', commit: 'abcdef0' });
     });
 
     it('gives every deployment its own host, within 63 characters for long project names', async () => {

@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanUploads } from '../../server/services/uploads/clean-uploads.ts';
+import { decodeBuildSpec } from '../../server/builder/build-spec.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { addMember } from '../helpers/members.ts';
@@ -218,12 +219,12 @@ describe('uploads: files by content', () => {
     expect(replay.body.data.id).toBe(created.body.data.id);
     const row = await t.deps.db
       .selectFrom('deployments')
-      .select(['source', 'source_files', 'requested_commit'])
+      .select(['id', 'source', 'build_spec'])
       .where('id', '=', created.body.data.id)
       .executeTakeFirstOrThrow();
     expect(row.source).toBe('upload');
-    expect(row.requested_commit).toBeNull();
-    expect(JSON.parse(row.source_files!)).toEqual([
+    const spec = decodeBuildSpec(row.id, row.build_spec);
+    expect(spec.source.kind === 'upload' && spec.source.files).toEqual([
       { path: 'index.html', sha256: sha(files['index.html']), size: 11, mode: 0o644 },
       { path: 'bin/run.sh', sha256: sha(files['run.sh']), size: files['run.sh'].length, mode: 0o755 },
     ]);

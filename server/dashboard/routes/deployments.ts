@@ -3,7 +3,7 @@ import { ApiError } from '../../../api/errors.ts';
 import type { Deployment } from '../../../api/schemas/deployments.ts';
 import { LogType } from '../../../api/schemas/deployments.ts';
 import type { Project } from '../../../api/schemas/projects.ts';
-import { createDeployment } from '../../services/deployments/create-deployment.ts';
+import { redeployDeployment } from '../../services/deployments/redeploy-deployment.ts';
 import { requireDeployment } from '../../services/deployments/find-deployment.ts';
 import { logEvents, parseLastEventId } from '../../services/deployments/follow-logs.ts';
 import { logFrames } from '../../http/log-frames.ts';
@@ -144,11 +144,6 @@ async function perform(deps: Deps, actor: Actor, action: Action, d: Deployment, 
       }
       return rollbackDeployment(deps, actor, project.productionDeploymentId, { to: d.id });
     case 'redeploy':
-      return createDeployment(deps, actor, project.id, {
-        branch: d.branch,
-        target: d.target,
-        ...(d.commitHash ? { commitHash: d.commitHash } : {}),
-        message: `Redeploy of ${d.id}`,
-      });
+      return redeployDeployment(deps, actor, d.id);
   }
 }

@@ -3,6 +3,7 @@ import type { SettleHook } from '../../payments/method.ts';
 import { requireProject } from '../access.ts';
 import { checkDeploymentFiles } from '../uploads/deployment-files.ts';
 import type { Actor, Deps } from '../deps.ts';
+import { type BuildSpec, decideBuildSpec, encodeBuildSpec } from '../../builder/build-spec.ts';
 import { assertDeployable } from './find-deployment.ts';
 import { afterQueued, queueDeployment } from './queue-deployment.ts';
 import { toDeployment } from './to-deployment.ts';
@@ -24,21 +25,24 @@ export async function createDeployment(
   assertDeployable(project);
   const branch = body.branch ?? project.branch;
   const files = body.files ? await checkDeploymentFiles(deps, project.organization_id, body.files) : null;
+  const target = body.target ?? (branch === project.branch ? 'production' : 'preview');
+  const source: BuildSpec['source'] = files
+    ? { kind: body.prebuilt ? 'prebuilt' : 'upload', files }
+    : // Uploaded files are what they are: a commit only labels them.
+      { kind: 'git', ref: branch, commit: body.commitHash ?? null };
+  const spec = decideBuildSpec(project, { target, branch, source, cache: body.cache !== false });
   const { row, deliveries } = await deps.db.transaction().execute(async (tx) => {
     await settle?.before(tx);
     const queued = await queueDeployment(tx, deps, project.name, {
       project_id: project.id,
-      target: body.target ?? (branch === project.branch ? 'production' : 'preview'),
+      target,
       branch,
-      // Uploaded files are what they are: a commit only labels them.
-      requested_commit: files ? null : (body.commitHash ?? null),
       // Shown until the build checks out the commit and records its full hash.
       commit_hash: body.commitHash ?? null,
       message: body.message ?? null,
       created_by: actor.userId,
-      source: files ? (body.prebuilt ? 'prebuilt' : 'upload') : 'git',
-      source_files: files ? JSON.stringify(files) : null,
-      use_cache: body.cache === false ? 0 : 1,
+      source: source.kind,
+      build_spec: encodeBuildSpec(spec),
     });
     await settle?.after(tx, queued.row.id);
     return queued;

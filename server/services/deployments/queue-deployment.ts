@@ -13,7 +13,6 @@ export type NewDeployment = Pick<Insertable<DeploymentsTable>, 'project_id' | 't
   Partial<
     Pick<
       Insertable<DeploymentsTable>,
-      | 'requested_commit'
       | 'commit_hash'
       | 'commit_message'
       | 'message'
@@ -23,8 +22,7 @@ export type NewDeployment = Pick<Insertable<DeploymentsTable>, 'project_id' | 't
       | 'artifact_id'
       | 'created_by'
       | 'source'
-      | 'source_files'
-      | 'use_cache'
+      | 'build_spec'
     >
   >;
 
@@ -57,7 +55,6 @@ export async function queueDeployment(
   const row: DeploymentRow = {
     id: newId('dpl'),
     status: 'queued',
-    requested_commit: null,
     commit_hash: null,
     commit_message: null,
     message: null,
@@ -68,9 +65,8 @@ export async function queueDeployment(
     runtime: null,
     created_by: null,
     source: 'git',
-    source_files: null,
+    build_spec: null,
     framework: null,
-    use_cache: 1,
     ...values,
     host: await allocateHost(tx, projectName),
     build_duration_ms: null,

@@ -52,7 +52,6 @@ export async function rollbackDeployment(
       project_id: from.project_id,
       target: 'production',
       branch: earlier.branch,
-      requested_commit: earlier.commit_hash,
       commit_hash: earlier.commit_hash,
       commit_message: earlier.commit_message,
       author: earlier.author,

@@ -1,6 +1,6 @@
 import type { Deps } from '../deps.ts';
 import { createUploadStore } from '../../uploads/upload-store.ts';
-import type { SourceFile } from './deployment-files.ts';
+import { decodeBuildSpec } from '../../builder/build-spec.ts';
 
 /** Rows looked at per run: the monitoring run comes again a minute later. */
 const BATCH = 1000;
@@ -21,12 +21,16 @@ export async function cleanUploads(deps: Pick<Deps, 'db' | 'clock' | 'config'>):
   if (stale.length === 0) return 0;
   const pending = await deps.db
     .selectFrom('deployments')
-    .select('source_files')
+    .select(['id', 'build_spec'])
     .where('source', 'in', ['upload', 'prebuilt'])
+    .where('source_deployment_id', 'is', null)
     .where('status', 'in', ['queued', 'building'])
     .execute();
   const needed = new Set(
-    pending.flatMap((d) => (JSON.parse(d.source_files ?? '[]') as SourceFile[]).map((f) => f.sha256)),
+    pending.flatMap((d) => {
+      const { source } = decodeBuildSpec(d.id, d.build_spec);
+      return source.kind === 'git' ? [] : source.files.map((f) => f.sha256);
+    }),
   );
   const store = createUploadStore(deps.config.uploads.dir);
   let removed = 0;

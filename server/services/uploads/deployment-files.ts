@@ -1,15 +1,7 @@
 import { ApiError } from '../../../api/errors.ts';
 import type { DeploymentFile } from '../../../api/schemas/uploads.ts';
+import type { SourceFile } from '../../builder/build-spec.ts';
 import type { Deps } from '../deps.ts';
-
-/** A deployment's file as stored in `deployments.source_files`. */
-export interface SourceFile {
-  path: string;
-  sha256: string;
-  size: number;
-  /** 0o755 or 0o644. */
-  mode: number;
-}
 
 /** Details shown for at most this many problem files; the message says how many there are in all. */
 const SHOWN = 20;
@@ -80,6 +72,6 @@ export async function checkDeploymentFiles(
     path: f.path,
     sha256: f.sha256,
     size: f.size,
-    mode: f.mode & 0o111 ? 0o755 : 0o644,
+    mode: f.mode & 0o111 ? (0o755 as const) : (0o644 as const),
   }));
 }

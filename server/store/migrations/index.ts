@@ -18,6 +18,7 @@ import { listIndexes } from './014_list_indexes.ts';
 import { metricRollups } from './015_metric_rollups.ts';
 import { monitoringIndexes } from './016_monitoring_indexes.ts';
 import { rateLimitGranted } from './017_rate_limit_granted.ts';
+import { buildSpec } from './018_build_spec.ts';
 
 /** Every migration in order; names sort as they run. Data migrations that encrypt use `cipher`. */
 export function allMigrations(d: DialectHelpers, cipher: Cipher): Record<string, Migration> {
@@ -39,5 +40,6 @@ export function allMigrations(d: DialectHelpers, cipher: Cipher): Record<string,
     '015_metric_rollups': metricRollups,
     '016_monitoring_indexes': monitoringIndexes,
     '017_rate_limit_granted': rateLimitGranted,
+    '018_build_spec': buildSpec,
   };
 }

@@ -4,11 +4,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createArtifactStore, type ArtifactStore } from '../../../server/builder/artifacts.ts';
 import { BuildError } from '../../../server/builder/build-error.ts';
-import {
-  buildDeployment,
-  type BuildDeploymentOptions,
-  type BuildSettings,
-} from '../../../server/builder/build-deployment.ts';
+import { buildDeployment, type BuildDeploymentOptions } from '../../../server/builder/build-deployment.ts';
+import type { BuildSettings } from '../../../server/builder/build-spec.ts';
 import { createGitRepo, type GitRepo } from '../../helpers/git-repo.ts';
 import { testSandbox } from '../../helpers/sandbox.ts';
 
