@@ -190,6 +190,7 @@ const EnvSchema = z.object({
   SLIPWAY_EDGE_ROUTE_TTL: duration('SLIPWAY_EDGE_ROUTE_TTL', '60s'),
   SLIPWAY_EDGE_MANIFEST_CACHE: size('SLIPWAY_EDGE_MANIFEST_CACHE', '64MiB', '64MiB or 256MiB'),
   SLIPWAY_EDGE_FILE_CACHE: size('SLIPWAY_EDGE_FILE_CACHE', '256MiB', '256MiB or 1GiB'),
+  SLIPWAY_APP_CACHE_SIZE: size('SLIPWAY_APP_CACHE_SIZE', '1GiB', '1GiB or 256MiB'),
   SLIPWAY_TOKEN_CACHE_TTL: z
     .string()
     .default('1s')
@@ -435,6 +436,8 @@ function toConfig(env: z.infer<typeof EnvSchema>) {
     edgeManifestCacheBytes: env.SLIPWAY_EDGE_MANIFEST_CACHE,
     /** Small files' bytes each edge process keeps in memory (files of up to 256 KiB). */
     edgeFileCacheBytes: env.SLIPWAY_EDGE_FILE_CACHE,
+    /** Most bytes of one server app's writable folders (Next.js's .next: ISR, data cache, images). */
+    appCacheBytes: env.SLIPWAY_APP_CACHE_SIZE,
     /** How long a token lookup is reused (0: never); changes made through the service drop it at once. */
     tokenCacheTtlMs: env.SLIPWAY_TOKEN_CACHE_TTL,
     dnsServers: env.SLIPWAY_DNS_SERVERS?.split(',')

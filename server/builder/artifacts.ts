@@ -1,7 +1,7 @@
 import { LRUCache } from 'lru-cache';
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { copyFile, lstat, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { copyFile, lstat, mkdir, readdir, readFile, readlink, rename, rm, writeFile } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
@@ -15,6 +15,8 @@ export const ManifestFile = z.object({
   hash: z.string().regex(/^[0-9a-f]{64}$/),
   /** Size in bytes. */
   size: z.number().int().nonnegative(),
+  /** Set when the file was executable (a server app's binaries); static files never are. */
+  executable: z.literal(true).optional(),
 });
 export type ManifestFile = z.infer<typeof ManifestFile>;
 
@@ -31,6 +33,11 @@ export const ArtifactManifest = z.object({
   totalBytes: z.number().int().nonnegative(),
   /** Site path (`/index.html`, `/assets/app.js`: leading slash, forward slashes) to file. */
   files: z.record(z.string().startsWith('/'), ManifestFile),
+  /**
+   * A server app's symbolic links (`node_modules/.bin/next`, a monorepo's workspace packages):
+   * path to a relative target that stays inside the artifact. Static sites have none.
+   */
+  links: z.record(z.string().startsWith('/'), z.string().min(1)).optional(),
 });
 export type ArtifactManifest = z.infer<typeof ArtifactManifest>;
 
@@ -43,18 +50,30 @@ export interface StoreLimits {
   exclude?: string[];
   /** Told about each file left out: symbolic links, special files, names that are not UTF-8. */
   onSkip?: (path: string, reason: string) => void;
+  /**
+   * Keep symbolic links whose target, resolved as a path, stays inside the directory (a server
+   * app's `node_modules`), and files' executable bits. Links that point outside are left out.
+   */
+  keepLinks?: boolean;
 }
 
 export interface StoredArtifact {
   artifactId: string;
   fileCount: number;
   totalBytes: number;
+  /** Links kept (keepLinks). */
+  linkCount: number;
 }
 
 export interface ArtifactStore {
   root: string;
   /** Stores every regular file under `dir` and writes the manifest; returns its id. */
   storeDirectory(dir: string, limits: StoreLimits): Promise<StoredArtifact>;
+  /**
+   * Stores several folders as one artifact, each under a URL prefix (`/_next/static`); a path
+   * two folders both have comes from the first. The limits apply to the whole.
+   */
+  storeTrees(trees: readonly { dir: string; prefix: string }[], limits: StoreLimits): Promise<StoredArtifact>;
   /** The manifest, or null when there is no artifact with that id. */
   readManifest(id: string): Promise<ArtifactManifest | null>;
   /** Where the blob with this sha256 lives (whether or not it exists). */
@@ -72,6 +91,25 @@ interface Entry {
   absolute: string;
   sitePath: string;
   size: number;
+  executable: boolean;
+}
+
+/**
+ * The target of a link at `sitePath` when it stays inside the artifact, else null. It must be
+ * relative, climb (`..`) only at its start, through the real folders above the link (the walk
+ * never enters a link), and not above the root: a `..` after a name could climb out of wherever
+ * a link of that name points (`d -> .` then `d/d/..`).
+ */
+export function linkInside(sitePath: string, target: string): string | null {
+  if (target.startsWith('/') || target.includes('\\') || target.includes('\0')) return null;
+  let depth = sitePath.split('/').length - 2;
+  let descended = false;
+  for (const part of target.split('/')) {
+    if (part === '' || part === '.') continue;
+    if (part !== '..') descended = true;
+    else if (descended || --depth < 0) return null;
+  }
+  return target;
 }
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
@@ -150,94 +188,127 @@ export function createArtifactStore(root: string, opts: { now?: () => Date } = {
     }
   }
 
-  async function collect(dir: string, limits: StoreLimits): Promise<Entry[]> {
-    const excluded = new Set((limits.exclude ?? []).map((p) => join(dir, p)));
+  async function collect(
+    trees: readonly { dir: string; prefix: string }[],
+    limits: StoreLimits,
+  ): Promise<{ entries: Entry[]; links: Record<string, string> }> {
     const entries: Entry[] = [];
+    const links: Record<string, string> = {};
     let totalBytes = 0;
-    const walk = async (current: string): Promise<void> => {
+    const tooMany = () =>
+      new BuildError(
+        `The build output has more than ${limits.maxFiles} files, the limit (SLIPWAY_MAX_OUTPUT_FILES).`,
+      );
+    /** Paths stored so far, when several folders could both have one. */
+    const taken = trees.length > 1 ? new Set<string>() : null;
+
+    const walk = async (dir: string, base: string, current: string, excluded: Set<string>): Promise<void> => {
       const children = await readdir(current, { withFileTypes: true, encoding: 'buffer' });
       children.sort((a, b) => Buffer.compare(a.name, b.name));
       for (const child of children) {
         // A name that is not UTF-8 cannot be a URL path, nor be opened again by its decoded form.
         const name = utf8(child.name);
         if (name === null) {
-          const shown = '/' + join(relative(dir, current), child.name.toString('utf8')).split(sep).join('/');
+          const shown =
+            base + '/' + join(relative(dir, current), child.name.toString('utf8')).split(sep).join('/');
           limits.onSkip?.(shown, 'file name is not valid UTF-8');
           continue;
         }
         const absolute = join(current, name);
         if (excluded.has(absolute)) continue;
-        const sitePath = '/' + relative(dir, absolute).split(sep).join('/');
+        const sitePath = base + '/' + relative(dir, absolute).split(sep).join('/');
         // A link could point anywhere on the build machine (`ln -s /etc/passwd`): never follow one.
         if (child.isSymbolicLink()) {
-          limits.onSkip?.(sitePath, 'symbolic link');
+          const target = limits.keepLinks ? linkInside(sitePath, await readlink(absolute)) : null;
+          if (target === null) limits.onSkip?.(sitePath, 'symbolic link');
+          else if (!taken?.has(sitePath)) {
+            taken?.add(sitePath);
+            links[sitePath] = target;
+          }
           continue;
         }
         if (child.isDirectory()) {
-          await walk(absolute);
+          await walk(dir, base, absolute, excluded);
           continue;
         }
         if (!child.isFile()) {
           limits.onSkip?.(sitePath, 'not a regular file');
           continue;
         }
-        const { size } = await lstat(absolute);
-        totalBytes += size;
-        entries.push({ absolute, sitePath, size });
-        // Counting stops early; sizes are summed to the end so the error can say how big it was.
-        if (entries.length > limits.maxFiles) {
-          throw new BuildError(
-            `The build output has more than ${limits.maxFiles} files, the limit (SLIPWAY_MAX_OUTPUT_FILES).`,
-          );
+        // Several folders: the first one's file wins a path both have.
+        if (taken) {
+          if (taken.has(sitePath)) continue;
+          taken.add(sitePath);
         }
+        const { size, mode } = await lstat(absolute);
+        totalBytes += size;
+        entries.push({ absolute, sitePath, size, executable: Boolean(limits.keepLinks && mode & 0o100) });
+        // Counting stops early; sizes are summed to the end so the error can say how big it was.
+        if (entries.length > limits.maxFiles) throw tooMany();
       }
     };
-    await walk(dir);
+    for (const { dir, prefix } of trees) {
+      const excluded = new Set((limits.exclude ?? []).map((p) => join(dir, p)));
+      await walk(dir, prefix.replace(/\/+$/, ''), dir, excluded);
+    }
+    if (Object.keys(links).length + entries.length > limits.maxFiles) throw tooMany();
     if (totalBytes > limits.maxBytes) {
       throw new BuildError(
         `The build output is ${describeBytes(totalBytes)}, over the ${describeBytes(limits.maxBytes)} limit ` +
           '(SLIPWAY_MAX_OUTPUT_SIZE). Leave large files out of the output directory.',
       );
     }
-    return entries;
+    return { entries, links };
+  }
+
+  async function storeTrees(
+    trees: readonly { dir: string; prefix: string }[],
+    limits: StoreLimits,
+  ): Promise<StoredArtifact> {
+    const { entries, links } = await collect(trees, limits);
+    await Promise.all([
+      mkdir(blobsDir, { recursive: true }),
+      mkdir(manifestsDir, { recursive: true }),
+      mkdir(tmpDir, { recursive: true }),
+    ]);
+
+    const files: Record<string, ManifestFile> = {};
+    await forEachLimited(entries, PARALLEL, async (entry) => {
+      const hash = await hashFile(entry.absolute);
+      files[entry.sitePath] = entry.executable
+        ? { hash, size: entry.size, executable: true }
+        : { hash, size: entry.size };
+      const dest = blobPath(hash);
+      if (await exists(dest)) return;
+      await mkdir(join(blobsDir, hash.slice(0, 2)), { recursive: true });
+      // Two builds storing the same new blob at once both rename a complete copy: either wins.
+      await atomicWrite(dest, { from: entry.absolute });
+    });
+
+    const sorted = Object.fromEntries(Object.entries(files).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    const totalBytes = entries.reduce((sum, e) => sum + e.size, 0);
+    const manifest: ArtifactManifest = {
+      id: `art_${randomString(20)}`,
+      createdAt: now().toISOString(),
+      totalBytes,
+      files: sorted,
+      ...(Object.keys(links).length ? { links } : {}),
+    };
+    await atomicWrite(join(manifestsDir, `${manifest.id}.json`), { content: JSON.stringify(manifest) });
+    return {
+      artifactId: manifest.id,
+      fileCount: entries.length,
+      totalBytes,
+      linkCount: Object.keys(links).length,
+    };
   }
 
   return {
     root,
     blobPath,
 
-    async storeDirectory(dir, limits) {
-      const entries = await collect(dir, limits);
-      await Promise.all([
-        mkdir(blobsDir, { recursive: true }),
-        mkdir(manifestsDir, { recursive: true }),
-        mkdir(tmpDir, { recursive: true }),
-      ]);
-
-      const files: Record<string, ManifestFile> = {};
-      await forEachLimited(entries, PARALLEL, async (entry) => {
-        const hash = await hashFile(entry.absolute);
-        files[entry.sitePath] = { hash, size: entry.size };
-        const dest = blobPath(hash);
-        if (await exists(dest)) return;
-        await mkdir(join(blobsDir, hash.slice(0, 2)), { recursive: true });
-        // Two builds storing the same new blob at once both rename a complete copy: either wins.
-        await atomicWrite(dest, { from: entry.absolute });
-      });
-
-      const sorted = Object.fromEntries(
-        Object.entries(files).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
-      );
-      const totalBytes = entries.reduce((sum, e) => sum + e.size, 0);
-      const manifest: ArtifactManifest = {
-        id: `art_${randomString(20)}`,
-        createdAt: now().toISOString(),
-        totalBytes,
-        files: sorted,
-      };
-      await atomicWrite(join(manifestsDir, `${manifest.id}.json`), { content: JSON.stringify(manifest) });
-      return { artifactId: manifest.id, fileCount: entries.length, totalBytes };
-    },
+    storeDirectory: (dir, limits) => storeTrees([{ dir, prefix: '/' }], limits),
+    storeTrees,
 
     async readManifest(id) {
       // The id reaches a file path: only the exact shape is accepted, so `../` cannot.

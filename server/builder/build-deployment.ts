@@ -1,11 +1,11 @@
 import { existsSync } from 'node:fs';
-import { lstat, mkdir, mkdtemp, readdir, realpath, rm } from 'node:fs/promises';
-import { delimiter, dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { lstat, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { delimiter, dirname, join, relative } from 'node:path';
 import type { ArtifactStore } from './artifacts.ts';
 import type { BuildSettings } from './build-spec.ts';
 import { BuildCancelledError, BuildError, BuildTimeoutError } from './build-error.ts';
 import { checkout, localRepositoryPath } from './checkout.ts';
-import { detectFramework, type AppKind, type DetectedFramework } from './detect-framework.ts';
+import { detectFramework, type DetectedFramework } from './detect-framework.ts';
 import { describeBytes, describeDuration, describeElapsed } from './format.ts';
 import type { Sandbox } from '../sandbox/index.ts';
 import { watchDisk } from '../sandbox/disk-watch.ts';
@@ -13,8 +13,10 @@ import { limitHint } from '../sandbox/limit-hints.ts';
 import { createUsageFilter, installHint } from './package-manager-output.ts';
 import { runCommand } from './run-command.ts';
 import { readPackageJson } from './package-json.ts';
-import { detectPackageManager } from './package-manager.ts';
-import { isWorkspaceMember, workspacePatterns } from './workspace-root.ts';
+import { frameworkOutput } from './outputs/index.ts';
+import { folderInside } from './stages/folders.ts';
+import { installPlan } from './stages/install-plan.ts';
+import { type PackagedOutput, packageOutput } from './stages/package-output.ts';
 import {
   type BuildCacheOptions,
   cachedPaths,
@@ -88,7 +90,7 @@ const NO_SETTINGS: BuildSettings = {
   rootDirectory: null,
 };
 
-export interface BuildResult {
+export interface BuildResult extends PackagedOutput {
   /** The checked-out commit; null for uploaded files. */
   commitHash: string | null;
   commitMessage: string | null;
@@ -98,14 +100,6 @@ export interface BuildResult {
   framework: string;
   /** Whether `framework` was detected (true) or the project's own setting (false). */
   frameworkDetected: boolean;
-  kind: AppKind;
-  artifactId: string;
-  /** Unknown paths answer `/index.html`. */
-  spa: boolean;
-  /** Shell command that starts a `node` app, run in the artifact's root. */
-  startCommand?: string;
-  fileCount: number;
-  totalBytes: number;
   durationMs: number;
   /** With `deferCacheSave`: saves the build cache, then removes the workspace. Never throws. */
   saveCache?: () => Promise<void>;
@@ -234,6 +228,13 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
       );
     }
 
+    const frameworkOut = frameworkOutput(fw.slug);
+    const pkg = await readPackageJson(app);
+    const dependencies = Object.fromEntries(
+      Object.entries({ ...pkg?.devDependencies, ...pkg?.dependencies }).map(([k, v]) => [k, String(v)]),
+    );
+    const at = { src, app, dependencies };
+
     const projectEnv = Object.fromEntries(Object.entries(opts.env).filter(([key]) => !RESERVED.has(key)));
     // The environment is built from nothing: the server's own variables (database URL,
     // encryption key) must never reach code from a repository.
@@ -312,7 +313,14 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
     }
 
     if (buildCommand) {
-      await run('Building', ['sh', '-c', buildCommand], commandEnv({ NODE_ENV: 'production' }));
+      const frameworkEnv = (await frameworkOut?.buildEnv?.(at)) ?? {};
+      const said = frameworkOut?.describeBuildEnv?.(at);
+      if (said) info(said);
+      await run(
+        'Building',
+        ['sh', '-c', buildCommand],
+        commandEnv({ NODE_ENV: 'production', ...frameworkEnv }),
+      );
     } else {
       info(
         phase(
@@ -330,34 +338,17 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
         : null;
     if (save && !opts.deferCacheSave) await save();
 
-    // A server app keeps the whole checkout: a monorepo's app needs the root's node_modules.
-    const output =
-      fw.kind === 'node'
-        ? src
-        : settings.outputDirectory !== null
-          ? await folderInside(app, settings.outputDirectory, 'output directory', src)
-          : await findOutput(app, fw);
-    const outputName = relative(src, output) || '.';
-    info(phase(fw.kind === 'node' ? 'Storing the app' : `Storing build output from ${outputName}`));
-    if ((await readdir(output)).length === 0)
-      throw new BuildError(`The output directory ${outputName} is empty.`);
-    const atRoot = output === src || output === app;
-    const skipped: string[] = [];
-    const stored = await opts.artifacts.storeDirectory(output, {
-      maxBytes: opts.maxOutputBytes,
-      maxFiles: opts.maxOutputFiles ?? DEFAULT_MAX_FILES,
-      // A static site served from the root must not publish its history or its dependencies.
-      exclude: atRoot ? (fw.kind === 'node' ? ['.git'] : ['.git', 'node_modules']) : [],
-      onSkip: (path, reason) => skipped.push(`${path} (${reason})`),
+    const packaged = await packageOutput({
+      fw,
+      settings,
+      at,
+      output: frameworkOut,
+      artifacts: opts.artifacts,
+      limits: { maxBytes: opts.maxOutputBytes, maxFiles: opts.maxOutputFiles ?? DEFAULT_MAX_FILES },
+      info,
+      phase,
     });
-    if (skipped.length > 0) {
-      const some = skipped.slice(0, 5).join(', ') + (skipped.length > 5 ? ', ...' : '');
-      info(`Left out ${skipped.length} files that cannot be published (links are never followed): ${some}`);
-    }
     const durationMs = Date.now() - started;
-    info(
-      `Stored ${stored.fileCount} ${stored.fileCount === 1 ? 'file' : 'files'} (${describeBytes(stored.totalBytes)})`,
-    );
     info(phase(`Build completed in ${describeElapsed(durationMs)}`));
 
     return {
@@ -366,14 +357,7 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
       author: commit.author,
       framework: fw.slug,
       frameworkDetected: fw.source === 'detected',
-      kind: fw.kind,
-      artifactId: stored.artifactId,
-      spa: fw.spa,
-      ...(fw.kind === 'node' && fw.startCommand
-        ? { startCommand: app === src ? fw.startCommand : `cd ${shellQuote(appPath)} && ${fw.startCommand}` }
-        : {}),
-      fileCount: stored.fileCount,
-      totalBytes: stored.totalBytes,
+      ...packaged,
       durationMs,
       ...(handOver(save)
         ? { saveCache: () => save!().finally(() => rm(workspace, { recursive: true, force: true })) }
@@ -408,77 +392,11 @@ function describeSettings(framework: string | null, s: BuildSettings): string {
     : 'Project settings: none, everything is detected';
 }
 
-const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-
-/** How dependencies get installed: a command, where, and the lockfile it follows; or why not. */
-type InstallPlan = { argv: string[]; cwd: string; lockfile: string | null } | { skip: string };
-
-/**
- * The project's install command (in the app's folder); else, for a monorepo's app that the
- * root's workspaces include, the root's package manager at the root; else the app's own.
- */
-async function installPlan(
-  fw: DetectedFramework,
-  settings: BuildSettings,
-  at: { src: string; app: string; appPath: string },
-  needed: boolean,
-): Promise<InstallPlan> {
-  if (settings.installCommand === '')
-    return { skip: "Skipping install: the project's install command is empty" };
-  if (settings.installCommand !== null) {
-    return { argv: ['sh', '-c', settings.installCommand], cwd: at.app, lockfile: fw.packageManager.lockfile };
-  }
-  if (!needed) {
-    return {
-      skip: fw.packageManager.install
-        ? 'Skipping install: nothing to build'
-        : 'Skipping install: no dependencies in package.json',
-    };
-  }
-  if (at.app !== at.src) {
-    const rootPkg = await readPackageJson(at.src);
-    const patterns = await workspacePatterns(at.src, rootPkg);
-    if (patterns && isWorkspaceMember(patterns, at.appPath)) {
-      const pm = await detectPackageManager(at.src, rootPkg);
-      // A workspace root often has no dependencies of its own: its workspaces have them.
-      return { argv: pm.install ?? [pm.name, 'install'], cwd: at.src, lockfile: pm.lockfile };
-    }
-  }
-  const install = fw.packageManager.install;
-  if (!install) return { skip: 'Skipping install: no dependencies in package.json' };
-  return { argv: install, cwd: at.app, lockfile: fw.packageManager.lockfile };
-}
-
 const isDirectory = (p: string) =>
   lstat(p).then(
     (s) => s.isDirectory(),
     () => false,
   );
-
-/**
- * A folder the project's settings name (`rootDirectory`, `outputDirectory`): it must exist
- * and be a real directory inside `within` (default `base`), links resolved, so a setting or a
- * link in the repository cannot point elsewhere on the build machine.
- */
-async function folderInside(base: string, path: string, what: string, within = base): Promise<string> {
-  const full = resolve(base, path);
-  const rel = relative(within, full);
-  if (rel.startsWith('..') || isAbsolute(rel))
-    throw new BuildError(`The ${what} "${path}" is outside the repository.`);
-  const stats = await lstat(full).catch(() => null);
-  if (!stats) {
-    throw new BuildError(
-      what === 'output directory'
-        ? `The build did not create the output directory "${path}" (the project's outputDirectory). Check the build log, or change the setting.`
-        : `The ${what} "${path}" does not exist in the repository. Check the project's rootDirectory.`,
-    );
-  }
-  const realRel = relative(await realpath(within), await realpath(full));
-  if (!stats.isDirectory() || realRel.startsWith('..') || isAbsolute(realRel)) {
-    throw new BuildError(`The ${what} "${path}" must be a directory inside the repository.`);
-  }
-  return full;
-}
 
 function describeFramework(fw: DetectedFramework): string {
   const how = fw.source === 'detected' ? 'Detected framework' : "Framework (the project's setting)";
@@ -486,33 +404,4 @@ function describeFramework(fw: DetectedFramework): string {
   if (fw.kind === 'node') parts.push(`start: ${fw.startCommand ?? 'none'}`);
   else parts.push(`output: ${fw.outputDirectory}`);
   return `${how}: ${fw.name} (${parts.join(', ')})`;
-}
-
-/**
- * The directory whose files are served: the framework's output directory (or the first of
- * its fallbacks that exists), which must be a real directory inside the checkout. A path
- * from angular.json or a symbolic link could otherwise point anywhere on the build machine.
- */
-async function findOutput(src: string, fw: DetectedFramework): Promise<string> {
-  const root = await realpath(src);
-  for (const candidate of [fw.outputDirectory, ...fw.outputFallbacks]) {
-    const path = resolve(src, candidate);
-    const rel = relative(src, path);
-    if (rel.startsWith('..') || isAbsolute(rel)) {
-      throw new BuildError(`The output directory "${candidate}" is outside the repository.`);
-    }
-    const stats = await lstat(path).catch(() => null);
-    if (!stats) continue;
-    const real = await realpath(path);
-    const realRel = relative(root, real);
-    if (!stats.isDirectory() || realRel.startsWith('..') || isAbsolute(realRel)) {
-      throw new BuildError(`The output directory "${candidate}" must be a directory inside the repository.`);
-    }
-    return path;
-  }
-  const hint = fw.outputHint ? ` ${fw.outputHint}` : '';
-  throw new BuildError(
-    `The build did not create the output directory "${fw.outputDirectory}".${hint} ` +
-      "Check the build log, or set the project's framework if it was detected wrongly.",
-  );
 }

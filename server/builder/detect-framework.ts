@@ -53,19 +53,26 @@ interface Profile {
 }
 
 const PROFILES: Record<string, Profile> = {
+  // Frameworks whose build may make a server (outputs/): the output folder is their static
+  // site's, used when the build made no server.
   nextjs: {
     output: 'out',
-    hint: "Slipway serves Next.js as a static export: set `output: 'export'` in next.config.js.",
+    hint: "Next.js makes either a server (`.next/standalone`) or, with `output: 'export'`, the static site `out`.",
   },
   nuxtjs: {
-    // `nuxt build` makes a server; `nuxt generate` pre-renders every page.
+    // `nuxt build` makes a server; a build script running `nuxt generate` pre-renders every page.
     output: '.output/public',
-    build: 'nuxt generate',
-    script: 'generate',
-    hint: 'Slipway serves Nuxt as a generated static site (`nuxt generate`).',
+    build: 'nuxt build',
+    hint: 'Nuxt makes `.output` with `nuxt build` (a server) or `nuxt generate` (a static site).',
   },
-  sveltekit: { output: 'build', hint: 'Use @sveltejs/adapter-static, whose output is `build`.' },
-  'sveltekit-1': { output: 'build', hint: 'Use @sveltejs/adapter-static, whose output is `build`.' },
+  sveltekit: {
+    output: 'build',
+    hint: 'SvelteKit deploys with adapter-auto, adapter-node (a server) or adapter-static (the static site `build`).',
+  },
+  'sveltekit-1': {
+    output: 'build',
+    hint: 'SvelteKit deploys with adapter-auto, adapter-node (a server) or adapter-static (the static site `build`).',
+  },
   vite: { output: 'dist', spa: true },
   astro: { output: 'dist' },
   gatsby: { output: 'public' },

@@ -10,6 +10,11 @@ export interface PackageManager {
   lockfile: string | null;
   /** argv that installs the dependencies, or null when there is nothing to install. */
   install: string[] | null;
+  /**
+   * argv that installs, whatever package.json lists (a workspace root often lists nothing of its
+   * own): frozen to the lockfile when there is one.
+   */
+  installAll: string[];
   /** argv that runs a package.json script. */
   runScript(script: string): string[];
 }
@@ -24,11 +29,13 @@ const LOCKFILES: { file: string; name: PackageManagerName }[] = [
   { file: 'bun.lock', name: 'bun' },
 ];
 
-const FROZEN_INSTALL: Record<PackageManagerName, string[]> = {
+const FROZEN_INSTALL: Record<PackageManagerName | 'yarn-berry', string[]> = {
   npm: ['npm', 'ci'],
   yarn: ['yarn', 'install', '--frozen-lockfile'],
+  // Yarn 2 and later renamed it (and warn that --frozen-lockfile is deprecated).
+  'yarn-berry': ['yarn', 'install', '--immutable'],
   pnpm: ['pnpm', 'install', '--frozen-lockfile'],
-  bun: ['bun', 'install'],
+  bun: ['bun', 'install', '--frozen-lockfile'],
 };
 
 const exists = (path: string) =>
@@ -56,15 +63,16 @@ export async function detectPackageManager(dir: string, pkg: PackageJson | null)
   const dependencyCount =
     Object.keys(pkg?.dependencies ?? {}).length + Object.keys(pkg?.devDependencies ?? {}).length;
 
-  let install: string[] | null;
-  if (!pkg || dependencyCount === 0) install = null;
-  else if (found) install = FROZEN_INSTALL[name];
-  else install = [name, 'install'];
+  const berry =
+    name === 'yarn' &&
+    (/^yarn@[2-9]/.test(pkg?.packageManager ?? '') || (await exists(join(dir, '.yarnrc.yml'))));
+  const installAll = found ? FROZEN_INSTALL[berry ? 'yarn-berry' : name] : [name, 'install'];
 
   return {
     name,
     lockfile: found?.file ?? null,
-    install,
+    install: !pkg || dependencyCount === 0 ? null : installAll,
+    installAll,
     runScript: (script) => [name, 'run', script],
   };
 }

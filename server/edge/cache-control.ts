@@ -29,7 +29,24 @@ function looksRandom(segment: string): boolean {
   return (digits && (lower || upper)) || (lower && upper && segment.length <= 12);
 }
 
+/**
+ * Folders whose every file a framework names by its content (or by its build), whatever the
+ * name looks like: Next.js's `/_next/static` (Turbopack's names are all hash, `1ruwogm2e1-5s.css`),
+ * SvelteKit's `/_app/immutable`, Astro's `/_astro`, Nuxt's `/_nuxt` but for its `builds` folder
+ * (the manifest of the latest build, which changes under the same name).
+ */
+function inImmutableFolder(path: string): boolean {
+  if (
+    path.startsWith('/_next/static/') ||
+    path.startsWith('/_app/immutable/') ||
+    path.startsWith('/_astro/')
+  ) {
+    return true;
+  }
+  return path.startsWith('/_nuxt/') && !path.startsWith('/_nuxt/builds/');
+}
+
 /** Cache-Control for a file served from an artifact. */
 export function cacheControlFor(path: string): string {
-  return isHashedName(path) ? IMMUTABLE : REVALIDATE;
+  return inImmutableFolder(path) || isHashedName(path) ? IMMUTABLE : REVALIDATE;
 }

@@ -1,4 +1,8 @@
+import { createHash } from 'node:crypto';
+import { cp, lstat, mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { LRUCache } from 'lru-cache';
+import { diskUsage } from '../sandbox/disk-watch.ts';
 import type { ArtifactReader } from './artifact-reader.ts';
 import { createMaterializer } from './materialize.ts';
 import type { Target } from './resolve-host.ts';
@@ -9,6 +13,17 @@ export interface RuntimeLauncherOptions {
   artifacts: ArtifactReader;
   /** Where artifacts are written out to run (`<data dir>/runtimes`). */
   runtimesDir: string;
+  /**
+   * Where each deployment's writable folders (Target.writable) live, `<dir>/<deployment>/...`:
+   * they outlive the app's restarts and go when the deployment's app is stopped for good.
+   */
+  stateDir?: string;
+  /** Most bytes of one deployment's writable folders; checked every minute, emptied when over (default 1 GiB). */
+  stateMaxBytes?: number;
+  /** Hands freshly made folders to the sandbox's user (Sandbox.prepare). */
+  prepare?: (dirs: string[]) => Promise<void>;
+  /** Told when a deployment's writable folders were emptied for being over the limit. */
+  onStateCleared?: (deploymentId: string, bytes: number) => void;
   /** The app's environment variables, decrypted: the project's for `target.environment`. */
   env(target: Target): Promise<Record<string, string>>;
   /** Stops an app that has had no request for this long (default 30 minutes; 0 never). */
@@ -72,15 +87,72 @@ export function createRuntimeLauncher(opts: RuntimeLauncherOptions): RuntimeLaun
     if (!target.startCommand) throw new Error(`deployment ${id} has no start command`);
     if (!target.artifactId) throw new Error(`deployment ${id} has no artifact`);
     const dir = await materializer.dirFor(target.artifactId);
-    const env = await opts.env(target);
+    const writable = await writableFolders(target, dir);
+    const env = { ...target.env, ...(await opts.env(target)) };
     if (apps.get(id)?.launch !== launchId) throw cancelled(id);
     // A shell runs it: start commands are written as shell lines (`npm start`, `node dist/server.js`).
     const { port } = await supervisor.start(id, {
       dir,
       command: ['/bin/sh', '-c', target.startCommand],
       env,
+      ...(writable.length ? { writable } : {}),
     });
     return port;
+  };
+
+  const isDir = (p: string) =>
+    lstat(p).then(
+      (st) => st.isDirectory(),
+      () => false,
+    );
+  /** A folder and every folder and file under it, for Sandbox.prepare. */
+  const treeOf = async (root: string): Promise<string[]> => {
+    const all = [root];
+    for (const entry of await readdir(root, { recursive: true })) all.push(join(root, entry));
+    return all;
+  };
+  const stateOf = (deploymentId: string) => (opts.stateDir ? join(opts.stateDir, deploymentId) : null);
+  /** The app's writable folders: a host folder of the deployment's own, bound at each. */
+  const writableFolders = async (target: Target, dir: string) => {
+    const state = stateOf(target.deploymentId);
+    if (!state || !target.writable?.length) return [];
+    const binds = [];
+    for (const rel of target.writable) {
+      const source = join(state, createHash('sha256').update(rel).digest('hex').slice(0, 16));
+      const mountPoint = join(dir, rel);
+      // The mount point must exist in the (shared, read-only to the app) folder of the artifact.
+      await mkdir(mountPoint, { recursive: true });
+      if (!(await isDir(source))) {
+        // First start: the folder begins as the build left it (Next.js's .next holds the
+        // prerendered pages that ISR rewrites), copied aside and renamed in whole.
+        const fresh = `${source}.${process.pid}.tmp`;
+        await rm(fresh, { recursive: true, force: true });
+        await cp(mountPoint, fresh, { recursive: true, verbatimSymlinks: true });
+        await mkdir(state, { recursive: true });
+        await rename(fresh, source);
+        await opts.prepare?.(await treeOf(source));
+      }
+      binds.push({ source, target: mountPoint });
+    }
+    return binds;
+  };
+  const stateMaxBytes = opts.stateMaxBytes ?? 1024 ** 3;
+  /**
+   * A running app whose writable folders grew past the bound is stopped and its folders go back
+   * to what the build left; its next request starts it again.
+   */
+  const boundState = async () => {
+    for (const id of [...lastUsed.keys()]) {
+      const state = stateOf(id);
+      if (!state) return;
+      const bytes = await diskUsage(state);
+      if (bytes === null || bytes <= stateMaxBytes) continue;
+      lastUsed.delete(id);
+      apps.delete(id);
+      await supervisor.stop(id);
+      await rm(state, { recursive: true, force: true });
+      opts.onStateCleared?.(id, bytes);
+    }
   };
 
   const timer =
@@ -94,6 +166,7 @@ export function createRuntimeLauncher(opts: RuntimeLauncherOptions): RuntimeLaun
               apps.delete(id);
               void supervisor.stop(id);
             }
+            void boundState().catch(() => undefined);
           },
           Math.min(idleStopMs, 60_000),
         )

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
-import { copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
+import { chmod, copyFile, mkdir, rename, rm, stat, symlink } from 'node:fs/promises';
+import { linkInside } from '../builder/artifacts.ts';
 import { dirname, join } from 'node:path';
 import type { ArtifactReader } from './artifact-reader.ts';
 
@@ -44,10 +45,22 @@ export function createMaterializer(artifacts: ArtifactReader, runtimesDir: strin
           const target = join(tmp, ...parts);
           await mkdir(dirname(target), { recursive: true });
           await copyFile(artifacts.blobPath(file.hash), target, constants.COPYFILE_FICLONE);
+          // The blob's own mode is whoever stored it first's: the manifest says what this file is.
+          await chmod(target, file.executable ? 0o755 : 0o644);
         }
       };
       await mkdir(tmp, { recursive: true });
       await Promise.all(Array.from({ length: PARALLEL }, lane));
+      // Links last: files never reach the disk through one. Each is checked again as stored.
+      for (const [path, to] of Object.entries(manifest.links ?? {})) {
+        const parts = segmentsOf(path);
+        if (!parts || linkInside(path, to) === null) {
+          throw new Error(`artifact ${artifactId} lists an unsafe link: ${path} -> ${to}`);
+        }
+        const at = join(tmp, ...parts);
+        await mkdir(dirname(at), { recursive: true });
+        await symlink(to, at);
+      }
       try {
         await rename(tmp, dest);
       } catch (err) {

@@ -13,6 +13,18 @@ export const DeploymentRuntime = z.object({
   spa: z.boolean().optional(),
   /** Shell command that starts a `node` app in the artifact's root. */
   startCommand: z.string().min(1).optional(),
+  /**
+   * `node`: an artifact of files the edge answers itself, at exactly their paths, before the app
+   * sees the request (a framework's static assets: `/_next/static/...`, `public/`).
+   */
+  assetsArtifactId: z.string().optional(),
+  /**
+   * `node`: folders of the app (relative to its root) it may write, each the deployment's own,
+   * kept across restarts and bounded in size (Next.js's ISR and data cache, `.next/cache`).
+   */
+  writable: z.array(z.string().regex(/^(?!\/)(?!.*(^|\/)\.\.?(\/|$)).+$/)).optional(),
+  /** `node`: variables the framework's server needs behind the edge; the project's own win. */
+  env: z.record(z.string(), z.string()).optional(),
 });
 export type DeploymentRuntime = z.infer<typeof DeploymentRuntime>;
 
@@ -28,6 +40,12 @@ export interface Target {
   spa: boolean;
   /** For `node`: the shell command that starts it. */
   startCommand?: string;
+  /** For `node`: files answered by the edge before the app (DeploymentRuntime.assetsArtifactId). */
+  assetsArtifactId?: string;
+  /** For `node`: folders of the app it may write (DeploymentRuntime.writable). */
+  writable?: string[];
+  /** For `node`: the framework's variables (DeploymentRuntime.env). */
+  env?: Record<string, string>;
   /** Whose environment variables a `node` app runs with. */
   environment: 'production' | 'preview';
   /** Set when the deployment's server process runs: proxy to this port. */
@@ -267,6 +285,9 @@ export function createHostResolver(deps: ResolverDeps, opts: ResolverOptions = {
         // Deployments built before the runtime column existed: judge by the project's framework.
         spa: runtime ? (runtime.spa ?? false) : isSpaFramework(framework),
         ...(runtime?.startCommand ? { startCommand: runtime.startCommand } : {}),
+        ...(runtime?.assetsArtifactId ? { assetsArtifactId: runtime.assetsArtifactId } : {}),
+        ...(runtime?.writable?.length ? { writable: runtime.writable } : {}),
+        ...(runtime?.env ? { env: runtime.env } : {}),
         environment: d.target,
       },
     };

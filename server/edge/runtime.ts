@@ -13,6 +13,8 @@ export interface RuntimeSpec {
   command: string[];
   /** The deployment's environment variables (PORT is set by the supervisor). */
   env: Record<string, string>;
+  /** Folders inside `dir` the app may write: each bound from a host folder of its own. */
+  writable?: readonly { source: string; target: string }[];
 }
 
 /** Where a line came from: the app's stdout or stderr, or the supervisor itself. */
@@ -125,6 +127,7 @@ export function createRuntimeSupervisor(opts: RuntimeSupervisorOptions): Runtime
         env: { ...baseEnv, ...s.spec.env, PORT: String(s.port) },
         writable: [],
         readOnly: [s.spec.dir],
+        ...(s.spec.writable?.length ? { binds: s.spec.writable } : {}),
         ports: [s.port],
       });
       child = spawnPlanned(plan, { cwd: sandbox.mode === 'off' ? s.spec.dir : undefined });

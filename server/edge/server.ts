@@ -141,12 +141,29 @@ export function createEdgeServer(opts: EdgeServerOptions): Server {
             : EDGE_PAGES.building(r.deploymentId, r.status),
         );
       case 'target': {
-        const app = appPort(r.target, req);
-        return typeof app === 'object'
-          ? app.then((a) => toApp(req, res, r.target, a, counter))
-          : toApp(req, res, r.target, app, counter);
+        // A server app's static assets are the edge's to answer: the app is not woken for them.
+        if (r.target.assetsArtifactId) {
+          const asset = files.serveAsset(req, res, r.target, counter);
+          if (asset === true) return;
+          if (asset !== false)
+            return asset.then((sent) => (sent ? undefined : toTarget(req, res, r.target, counter)));
+        }
+        return toTarget(req, res, r.target, counter);
       }
     }
+  }
+
+  /** A target's request that no asset answered: its app, or its files. */
+  function toTarget(
+    req: IncomingMessage,
+    res: ServerResponse,
+    target: Target,
+    counter: ByteCounter,
+  ): void | Promise<void> {
+    const app = appPort(target, req);
+    return typeof app === 'object'
+      ? app.then((a) => toApp(req, res, target, a, counter))
+      : toApp(req, res, target, app, counter);
   }
 
   /** Sends a target's request where it goes: its server process, its files, or a page why not. */

@@ -401,7 +401,41 @@ export function createStaticServer(opts: StaticServerOptions) {
         .manifest(target.artifactId)
         .then((manifest) => serveFrom(req, res, target, manifest, counter));
     },
+
+    /**
+     * For a server app with assets (Target.assetsArtifactId): answers a GET or HEAD for exactly
+     * the path of one of them and returns true (or a promise of it); returns false, having sent
+     * nothing, for anything else, which is the app's to answer.
+     */
+    serveAsset(
+      req: IncomingMessage,
+      res: ServerResponse,
+      target: Target,
+      counter: ByteCounter,
+    ): boolean | Promise<boolean> {
+      const id = target.assetsArtifactId;
+      if (!id || (req.method !== 'GET' && req.method !== 'HEAD')) return false;
+      const loaded = artifacts.peek(id);
+      if (loaded) return assetFrom(req, res, target, loaded, counter);
+      return artifacts.manifest(id).then((manifest) => assetFrom(req, res, target, manifest, counter));
+    },
   };
+
+  function assetFrom(
+    req: IncomingMessage,
+    res: ServerResponse,
+    target: Target,
+    manifest: Manifest | null,
+    counter: ByteCounter,
+  ): boolean | Promise<boolean> {
+    const path = manifest ? requestPath(req.url) : null;
+    if (!manifest || path === null || isPrivatePath(path)) return false;
+    const known = preparedFiles.get(manifest)?.[200].get(path);
+    const match = known ? null : fileAt(manifest.files, path);
+    if (!known && !match) return false;
+    const sent = sendFile(req, res, target.deploymentId, known ?? prepared(manifest, match!), counter);
+    return sent ? sent.then(() => true) : true;
+  }
 }
 
 /** Writes a file's answer from its bytes in memory (the headers alone for HEAD). */

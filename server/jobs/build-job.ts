@@ -324,6 +324,9 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
           kind: result.kind,
           spa: result.spa,
           ...(result.startCommand ? { startCommand: result.startCommand } : {}),
+          ...(result.assetsArtifactId ? { assetsArtifactId: result.assetsArtifactId } : {}),
+          ...(result.writable ? { writable: result.writable } : {}),
+          ...(result.env ? { env: result.env } : {}),
         };
         await deps.db
           .updateTable('deployments')

@@ -10,6 +10,7 @@ import { createEdgeServer, type EdgeServerOptions } from '../edge/server.ts';
 import { startInactiveAppStopper } from '../edge/stop-inactive-apps.ts';
 import { startTlsListener, type TlsListener } from '../edge/tls.ts';
 import { watchOtherWriters } from '../edge/watch-other-writers.ts';
+import { describeBytes } from '../builder/format.ts';
 import { listenError } from '../lib/startup-error.ts';
 import { findChallenge } from '../certificates/challenge-store.ts';
 import { startRuntimeSampler } from '../monitoring/runtime-sampler.ts';
@@ -60,6 +61,15 @@ export async function startEdge(deps: Deps, sandbox: Sandbox, opts: EdgeOptions 
     supervisor,
     artifacts: createArtifactReader(config.artifactsDir, { maxBytes: config.edgeManifestCacheBytes }),
     runtimesDir: join(config.dataDir, 'runtimes'),
+    stateDir: join(config.dataDir, 'runtimes', '.state'),
+    stateMaxBytes: config.appCacheBytes,
+    prepare: (dirs) => sandbox.prepare(dirs),
+    onStateCleared: (id, bytes) =>
+      sink.log(
+        id,
+        `[slipway] the app's writable folders reached ${describeBytes(bytes)}, over the ${describeBytes(config.appCacheBytes)} limit (SLIPWAY_APP_CACHE_SIZE): stopped, and reset to the build's; the next request starts it again`,
+        'supervisor',
+      ),
     env: async (t) => (await resolveBuildEnv(deps, t.projectId, t.environment)).vars,
   });
   const recorder = createRequestRecorder(deps);

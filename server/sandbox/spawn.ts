@@ -33,6 +33,11 @@ export interface SandboxRequest {
   writable: readonly string[];
   /** Host paths bound read-only besides the toolchains (a local repository, an app's files). */
   readOnly: readonly string[];
+  /**
+   * Host directories bound read-write at another path, after the others (a server app's own
+   * cache folder inside its read-only files). The target must exist under a bound path.
+   */
+  binds?: readonly { source: string; target: string }[];
   /** Ports of the host's 127.0.0.1 forwarded to the same port inside (a server app's PORT). */
   ports?: readonly number[];
   /**
@@ -174,6 +179,7 @@ export function planSpawn(s: SpawnSettings, req: SandboxRequest): SpawnPlan {
   for (const path of s.toolchains) bwrap.push('--ro-bind-try', path, path);
   for (const path of req.readOnly) bwrap.push('--ro-bind', path, path);
   for (const path of req.writable) bwrap.push('--bind', path, path);
+  for (const b of req.binds ?? []) bwrap.push('--bind', b.source, b.target);
   // What bwrap made to hold the mounts (the path down to a workspace) becomes read-only.
   bwrap.push('--remount-ro', '/', '--chdir', req.cwd, '--clearenv');
   // Only options travel through fd 3 (bwrap wants the command on its command line); the

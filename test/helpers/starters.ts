@@ -186,7 +186,7 @@ export const STARTERS: Record<StarterName, StarterFacts> = {
       'nuxt 4.5.x needs node ^22.19; 4.4.5 is the last for Node 20. Even then npm warns EBADENGINE for ' +
       'transitive @babel/parser 8, ast-walker-scope 0.10, chokidar 6, rollup-plugin-visualizer 7 (Node 22 ' +
       'only on paper); build and server work on 20.20.',
-    seconds: { generate: 56, npmCi: 40, build: 7, firstResponse: 0.3 },
+    seconds: { generate: 60, npmCi: 40, build: 7, firstResponse: 0.3 },
   },
   astro: {
     name: 'astro',

@@ -1,9 +1,22 @@
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createArtifactStore } from '../../../server/builder/artifacts.ts';
 import { BuildError } from '../../../server/builder/build-error.ts';
+import { createArtifactReader } from '../../../server/edge/artifact-reader.ts';
+import { createMaterializer } from '../../../server/edge/materialize.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
@@ -114,5 +127,68 @@ describe('artifact store', () => {
     expect(await store.readManifest(artifactId)).toBe(first);
     // A fresh store (another process) reads the disk.
     expect(await createArtifactStore(root).readManifest(artifactId)).toBeNull();
+  });
+});
+
+describe('a server app’s links and executable files', () => {
+  it('keeps links that stay inside and executable bits, refuses links that could climb out, and writes them back out', async () => {
+    const root = tempDir();
+    const store = createArtifactStore(root);
+    const app = tempDir({
+      'node_modules/next/dist/bin/next': '#!/usr/bin/env node\n',
+      'packages/ui/index.js': 'module.exports = 1;',
+      'apps/web/server.js': "require('ui')",
+    });
+    chmodSync(join(app, 'node_modules/next/dist/bin/next'), 0o755);
+    mkdirSync(join(app, 'node_modules/.bin'));
+    symlinkSync('../next/dist/bin/next', join(app, 'node_modules/.bin/next'));
+    mkdirSync(join(app, 'apps/web/node_modules'));
+    symlinkSync('../../../packages/ui', join(app, 'apps/web/node_modules/ui'));
+    symlinkSync('.', join(app, 'here'));
+    // Each of these would reach outside the app's folder.
+    symlinkSync('/etc/passwd', join(app, 'absolute'));
+    symlinkSync('../../outside', join(app, 'packages/up'));
+    symlinkSync('here/here/..', join(app, 'through-a-link'));
+
+    const skipped: string[] = [];
+    const stored = await store.storeDirectory(app, {
+      ...limits,
+      keepLinks: true,
+      onSkip: (p) => skipped.push(p),
+    });
+    expect(stored.linkCount).toBe(3);
+    expect(skipped.sort()).toEqual(['/absolute', '/packages/up', '/through-a-link']);
+    const manifest = (await store.readManifest(stored.artifactId))!;
+    expect(manifest.links).toEqual({
+      '/apps/web/node_modules/ui': '../../../packages/ui',
+      '/here': '.',
+      '/node_modules/.bin/next': '../next/dist/bin/next',
+    });
+    expect(manifest.files['/node_modules/next/dist/bin/next']).toMatchObject({ executable: true });
+    expect(manifest.files['/packages/ui/index.js']).not.toHaveProperty('executable');
+
+    // Static sites keep neither.
+    const plain = await store.readManifest((await store.storeDirectory(app, limits)).artifactId);
+    expect(plain!.links).toBeUndefined();
+    expect(plain!.files['/node_modules/next/dist/bin/next']).not.toHaveProperty('executable');
+
+    const runtimes = tempDir();
+    const dir = await createMaterializer(createArtifactReader(root), runtimes).dirFor(stored.artifactId);
+    expect(readlinkSync(join(dir, 'node_modules/.bin/next'))).toBe('../next/dist/bin/next');
+    expect(statSync(join(dir, 'node_modules/.bin/next')).mode & 0o777).toBe(0o755);
+    expect(readFileSync(join(dir, 'apps/web/node_modules/ui/index.js'), 'utf8')).toBe('module.exports = 1;');
+    expect(statSync(join(dir, 'packages/ui/index.js')).mode & 0o777).toBe(0o644);
+    expect(existsSync(join(dir, 'absolute'))).toBe(false);
+  });
+
+  it('refuses to write out a manifest whose link climbs out', async () => {
+    const root = tempDir();
+    const store = createArtifactStore(root);
+    const stored = await store.storeDirectory(tempDir({ 'a.js': '' }), { ...limits, keepLinks: true });
+    const file = join(root, 'manifests', `${stored.artifactId}.json`);
+    const manifest = JSON.parse(readFileSync(file, 'utf8'));
+    writeFileSync(file, JSON.stringify({ ...manifest, links: { '/x': 'a/../..' } }));
+    const dirFor = createMaterializer(createArtifactReader(root), tempDir()).dirFor(stored.artifactId);
+    await expect(dirFor).rejects.toThrow('unsafe link: /x -> a/../..');
   });
 });

@@ -311,8 +311,8 @@ describe('buildDeployment', () => {
   it('says which output directory is missing, with the framework hint', async () => {
     const { result } = await build(fixtureRepo('static-build'), { framework: 'nextjs' });
     expect((result as Error).message).toBe(
-      'The build did not create the output directory "out". Slipway serves Next.js as a static export: ' +
-        "set `output: 'export'` in next.config.js. Check the build log, or set the project's framework if it was detected wrongly.",
+      'The build did not create the output directory "out". Next.js makes either a server (`.next/standalone`) ' +
+        "or, with `output: 'export'`, the static site `out`. Check the build log, or set the project's framework if it was detected wrongly.",
     );
   });
 });

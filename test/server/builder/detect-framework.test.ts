@@ -85,24 +85,24 @@ describe('detectFramework: one rule per framework', () => {
       },
     ],
     [
-      'Nuxt, generated (its generate script, not build)',
+      'Nuxt, built with its build script (a server; its generate script only where the project asks)',
       {
         'package.json': pkg({ deps: ['nuxt'], scripts: { build: 'nuxt build', generate: 'nuxt generate' } }),
       },
       {
         slug: 'nuxtjs',
-        buildCommand: 'npm run generate',
+        buildCommand: 'npm run build',
         outputDirectory: '.output/public',
         spa: false,
         kind: 'static',
       },
     ],
     [
-      'Nuxt without a generate script',
-      { 'package.json': pkg({ deps: ['nuxt'], scripts: { build: 'nuxt build' } }) },
+      'Nuxt without a build script',
+      { 'package.json': pkg({ deps: ['nuxt'], scripts: {} }) },
       {
         slug: 'nuxtjs',
-        buildCommand: 'nuxt generate',
+        buildCommand: 'nuxt build',
         outputDirectory: '.output/public',
         spa: false,
         kind: 'static',

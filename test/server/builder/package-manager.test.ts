@@ -23,12 +23,32 @@ describe('detectPackageManager', () => {
     ['npm-shrinkwrap.json', 'npm', ['npm', 'ci']],
     ['yarn.lock', 'yarn', ['yarn', 'install', '--frozen-lockfile']],
     ['pnpm-lock.yaml', 'pnpm', ['pnpm', 'install', '--frozen-lockfile']],
-    ['bun.lockb', 'bun', ['bun', 'install']],
-    ['bun.lock', 'bun', ['bun', 'install']],
+    ['bun.lockb', 'bun', ['bun', 'install', '--frozen-lockfile']],
+    ['bun.lock', 'bun', ['bun', 'install', '--frozen-lockfile']],
   ])('%s -> %s', async (lockfile, name, install) => {
     const pm = await detect({ 'package.json': withDeps, [lockfile]: '' });
     expect(pm).toMatchObject({ name, lockfile, install });
     expect(pm.runScript('build')).toEqual([name, 'run', 'build']);
+  });
+
+  it('installs Yarn 2 and later with --immutable', async () => {
+    const declared = await detect({
+      'package.json': JSON.stringify({ packageManager: 'yarn@4.5.0', dependencies: { react: '18' } }),
+      'yarn.lock': '',
+    });
+    expect(declared.install).toEqual(['yarn', 'install', '--immutable']);
+    const configured = await detect({ 'package.json': withDeps, 'yarn.lock': '', '.yarnrc.yml': '' });
+    expect(configured.install).toEqual(['yarn', 'install', '--immutable']);
+  });
+
+  it('a workspace root without dependencies of its own still installs frozen to its lockfile', async () => {
+    const root = await detect({
+      'package.json': JSON.stringify({ workspaces: ['apps/*'] }),
+      'package-lock.json': '{}',
+    });
+    expect(root).toMatchObject({ install: null, installAll: ['npm', 'ci'] });
+    const pnpm = await detect({ 'package.json': '{}', 'pnpm-lock.yaml': '' });
+    expect(pnpm.installAll).toEqual(['pnpm', 'install', '--frozen-lockfile']);
   });
 
   it('installs with npm install when there is no lockfile', async () => {

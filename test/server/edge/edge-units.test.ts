@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Manifest } from '../../../server/edge/artifact-reader.ts';
-import { isHashedName } from '../../../server/edge/cache-control.ts';
+import { cacheControlFor, IMMUTABLE, isHashedName, REVALIDATE } from '../../../server/edge/cache-control.ts';
 import { acceptedEncodings, negotiateEncoding } from '../../../server/edge/compression.ts';
 import { contentTypeOf } from '../../../server/edge/content-types.ts';
 import { parseRange } from '../../../server/edge/range.ts';
@@ -32,6 +32,21 @@ describe('edge helpers', () => {
       '/abcdef12',
     ]) {
       expect(isHashedName(name), name).toBe(false);
+    }
+  });
+
+  it('keeps frameworks’ build folders forever, whatever their names look like', () => {
+    for (const path of [
+      '/_next/static/chunks/1ruwogm2e1-5s.css',
+      '/_next/static/fNKuQW_Jn2z/_buildManifest.js',
+      '/_app/immutable/entry/start.js',
+      '/_astro/index.css',
+      '/_nuxt/entry.js',
+    ]) {
+      expect(cacheControlFor(path), path).toBe(IMMUTABLE);
+    }
+    for (const path of ['/_nuxt/builds/latest.json', '/_app/version.json', '/next.svg', '/static/app.js']) {
+      expect(cacheControlFor(path), path).toBe(REVALIDATE);
     }
   });
 

@@ -1,0 +1,118 @@
+import { execFileSync } from 'node:child_process';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import type { Deployment } from '../../api/schemas/deployments.ts';
+import { request } from 'node:http';
+import { type StarterName, starter } from '../helpers/starters.ts';
+import { startStack, type Stack } from '../helpers/stack.ts';
+import { waitFor } from '../helpers/wait-for.ts';
+
+/**
+ * Real frameworks' starters, deployed with no settings through the whole service: the builds
+ * install from the npm registry (the sandbox is told it may reach it: here its name resolves into
+ * a documentation range, which builds are otherwise refused).
+ */
+export const FRAMEWORK_ENV = {
+  SLIPWAY_SANDBOX_ALLOW: 'registry.npmjs.org',
+  SLIPWAY_BUILD_TIMEOUT: '10m',
+  SLIPWAY_DEFAULT_PLAN: 'enterprise',
+};
+
+/** A copy of the starter's repository with the test's own files added in a second commit. */
+export async function starterWith(
+  name: StarterName,
+  files: Record<string, string | Buffer>,
+): Promise<{
+  url: string;
+  remove(): void;
+}> {
+  const source = await starter(name);
+  const dir = mkdtempSync(join(tmpdir(), `slipway-${name}-`));
+  cpSync(source, dir, { recursive: true });
+  for (const [path, content] of Object.entries(files)) {
+    mkdirSync(dirname(join(dir, path)), { recursive: true });
+    writeFileSync(join(dir, path), content);
+  }
+  const git = (...args: string[]) =>
+    execFileSync('git', ['-c', 'user.name=Test', '-c', 'user.email=test@example.com', ...args], {
+      cwd: dir,
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        HOME: tmpdir(),
+        GIT_CONFIG_NOSYSTEM: '1',
+        GIT_CONFIG_GLOBAL: '/dev/null',
+      },
+    });
+  git('add', '-A');
+  git('commit', '-q', '--allow-empty', '-m', 'The test’s pages');
+  execFileSync('chmod', ['-R', 'a+rX', dir]);
+  return { url: `file://${dir}`, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Creates a project of the repository with no settings, deploys it and waits for the end. */
+export async function deployWithoutSettings(
+  s: Stack,
+  name: string,
+  url: string,
+): Promise<{ deployment: Deployment; log: string; api: ReturnType<Stack['client']> }> {
+  const { token, orgId } = await s.user();
+  const api = s.client(token);
+  const project = await api.projects.create({ name, repositoryUrl: url, organizationId: orgId });
+  const created = await api.deployments.create(project.id);
+  const deployment = await waitFor(
+    `${name} to deploy`,
+    async (): Promise<Deployment | null> => {
+      const d = await api.deployments.get(created.id);
+      return d.status === 'live' || d.status === 'failed' ? d : null;
+    },
+    540_000,
+    1000,
+  );
+  const { logs } = await api.deployments.logs(created.id, { tail: 10000 });
+  return { deployment, log: logs, api };
+}
+
+/** A request (GET unless told) through the edge, its body read as it arrives, with the time of each chunk. */
+export function timedChunks(
+  s: Stack,
+  deploymentUrl: string,
+  path: string,
+  headers: Record<string, string> = {},
+  method = 'GET',
+): Promise<{
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  chunks: { at: number; text: string }[];
+  body: Buffer;
+}> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port: s.edgePort,
+        path,
+        method,
+        headers: { ...headers, host: new URL(deploymentUrl).host },
+      },
+      (res) => {
+        const chunks: { at: number; text: string }[] = [];
+        const bytes: Buffer[] = [];
+        res.on('data', (c: Buffer) => {
+          chunks.push({ at: performance.now() - started, text: c.toString('utf8') });
+          bytes.push(c);
+        });
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, chunks, body: Buffer.concat(bytes) }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.setTimeout(60_000, () => req.destroy(new Error(`GET ${path} timed out`)));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+export { startStack };
