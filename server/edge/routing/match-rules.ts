@@ -98,6 +98,12 @@ function queryOf(url: string): string {
   return query === '?' ? '' : query;
 }
 
+/** Whether a Location names the same path and query as a request URL (fragments aside, decoded). */
+function isSameAddress(location: string, url: string): boolean {
+  const strip = (u: string) => decodeSafely(u.includes('#') ? u.slice(0, u.indexOf('#')) : u);
+  return strip(location) === strip(url);
+}
+
 function compileRedirect(rule: RedirectRule, index: number): CompiledRedirect {
   const pattern = compilePattern(rule.from);
   // parseRedirects only lets through sources that compile.
@@ -196,6 +202,9 @@ export function compileRules(
       const location = beforeHash.includes('?')
         ? destination
         : beforeHash + queryOf(url) + (hash === -1 ? '' : destination.slice(hash));
+      // Sources match with or without a trailing slash, so `/docs /docs/ 301!` would send
+      // `/docs/` to itself for ever: a redirect to the very path and query asked for is passed over.
+      if (location.startsWith('/') && isSameAddress(location, url)) return null;
       return { kind: 'redirect', status: rule.status, location };
     },
     headers(path) {

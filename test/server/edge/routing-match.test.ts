@@ -80,6 +80,17 @@ describe('matching _redirects', () => {
     expect(where(r, '/app/route', exists)).toBe('200 rewrite /index.html (/index.html)');
   });
 
+  it('passes over a redirect to the very address asked for, so one spelling can be made canonical', () => {
+    const r = rules('/docs /docs/ 301!\n/about/ /about 301!\n/search /search?lang=en 302\n/same /same 302');
+    expect(where(r, '/docs')).toBe('301 /docs/');
+    expect(where(r, '/docs/')).toBeNull();
+    expect(where(r, '/about/')).toBe('301 /about');
+    expect(where(r, '/about')).toBeNull();
+    expect(where(r, '/search')).toBe('302 /search?lang=en');
+    expect(where(r, '/search?lang=en')).toBeNull();
+    expect(where(r, '/same?x=1')).toBeNull();
+  });
+
   it('passes the query on to a redirect unless the destination has its own', () => {
     const r = rules(
       '/old /new\n/tagged /new?from=tagged\n/anchor /new#top\n/out https://example.com/x 302\n/s/* /t/:splat 302',
