@@ -2,6 +2,8 @@ import { LRUCache } from 'lru-cache';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ArtifactManifest as Manifest } from '../builder/artifacts.ts';
+import { loadRoutingRules, rulesFilesOf } from './routing/load-rules.ts';
+import { NO_RULES, type RoutingRules } from './routing/match-rules.ts';
 
 /** The builder writes the format (server/builder/artifacts.ts); the edge reads the same schema. */
 export { ManifestFile, ArtifactManifest as Manifest } from '../builder/artifacts.ts';
@@ -14,6 +16,13 @@ export interface ArtifactReader {
   peek(artifactId: string): Manifest | undefined;
   /** Path of a blob on disk. */
   blobPath(hash: string): string;
+  /**
+   * The routing rules (`_redirects`, `_headers`) in `folder` of a manifest's artifact (see
+   * rulesFolderOf): NO_RULES at once when it has neither file; otherwise read and parsed on the
+   * first call, then kept with the manifest (their size counted in its bound) and returned
+   * without waiting. A failed read is not kept.
+   */
+  routingRules(manifest: Manifest, folder: string): RoutingRules | Promise<RoutingRules>;
 }
 
 const SAFE_ID = /^[A-Za-z0-9_-]{1,128}$/;
@@ -43,8 +52,12 @@ export interface ArtifactReaderOptions {
  * edge-hosts).
  */
 export function createArtifactReader(root: string, opts: ArtifactReaderOptions = {}): ArtifactReader {
-  /** Each kept manifest's size as stored. */
+  /** Each kept manifest's size as stored, its routing rules' included. */
   const sizes = new WeakMap<Manifest, number>();
+  /** Each manifest's artifact id: its key in the cache. */
+  const ids = new WeakMap<Manifest, string>();
+  /** Routing rules by manifest, then by folder: they go when their manifest does. */
+  const rulesOf = new WeakMap<Manifest, Map<string, RoutingRules | Promise<RoutingRules>>>();
   const cache = new LRUCache<string, Manifest>({
     maxSize: opts.maxBytes ?? DEFAULT_MANIFEST_CACHE_BYTES,
     ...(opts.maxManifests ? { max: opts.maxManifests } : {}),
@@ -61,9 +74,12 @@ export function createArtifactReader(root: string, opts: ArtifactReaderOptions =
       }
       const manifest = Manifest.parse(JSON.parse(text));
       sizes.set(manifest, text.length);
+      ids.set(manifest, artifactId);
       return manifest;
     },
   });
+
+  const blobPath = (hash: string) => join(root, 'blobs', hash.slice(0, 2), hash);
 
   return {
     root,
@@ -76,8 +92,39 @@ export function createArtifactReader(root: string, opts: ArtifactReaderOptions =
       // Undefined while a read is under way.
       return cache.get(artifactId);
     },
-    blobPath(hash) {
-      return join(root, 'blobs', hash.slice(0, 2), hash);
+    blobPath,
+    routingRules(manifest, folder) {
+      let byFolder = rulesOf.get(manifest);
+      const known = byFolder?.get(folder);
+      if (known) return known;
+      if (!byFolder) {
+        byFolder = new Map<string, RoutingRules | Promise<RoutingRules>>();
+        rulesOf.set(manifest, byFolder);
+      }
+      const found = rulesFilesOf(manifest.files, folder);
+      if (!found.redirects && !found.headers) {
+        byFolder.set(folder, NO_RULES);
+        return NO_RULES;
+      }
+      const kept = byFolder;
+      const loading = loadRoutingRules(found, (file) => readFile(blobPath(file.hash))).then(
+        ({ rules, bytes }) => {
+          kept.set(folder, rules);
+          // Counted in the manifest's size, so that the bound holds rules too.
+          const id = ids.get(manifest);
+          if (bytes > 0 && id !== undefined) {
+            sizes.set(manifest, (sizes.get(manifest) ?? 0) + bytes);
+            if (cache.peek(id) === manifest) cache.set(id, manifest);
+          }
+          return rules;
+        },
+        (err: unknown) => {
+          kept.delete(folder);
+          throw err;
+        },
+      );
+      kept.set(folder, loading);
+      return loading;
     },
   };
 }

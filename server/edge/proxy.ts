@@ -6,6 +6,7 @@ import {
   request,
   type IncomingHttpHeaders,
   type IncomingMessage,
+  type OutgoingHttpHeaders,
   type ServerResponse,
 } from 'node:http';
 import type { TLSSocket } from 'node:tls';
@@ -54,9 +55,21 @@ function endToEnd(headers: IncomingHttpHeaders): IncomingHttpHeaders {
   return out;
 }
 
+/**
+ * Changes an app's answer before it goes out (the deployment's `_headers`, a `_redirects` 404):
+ * may change the headers (lower-case names) in place; returns the status to send.
+ */
+export type AnswerShaper = (status: number, headers: OutgoingHttpHeaders) => number;
+
 export interface Proxy {
   /** Forwards the request to the app on 127.0.0.1:port, streaming both bodies; 502 page when it is down. */
-  forward(req: IncomingMessage, res: ServerResponse, port: number, counter: ByteCounter): Promise<void>;
+  forward(
+    req: IncomingMessage,
+    res: ServerResponse,
+    port: number,
+    counter: ByteCounter,
+    shape?: AnswerShaper,
+  ): Promise<void>;
   /** Hands an upgrade request (WebSocket) to the app and joins the two connections. */
   forwardUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, port: number): void;
   /** Closes the kept-alive connections to apps. */
@@ -68,7 +81,7 @@ export function createProxy(): Proxy {
   const agent = new Agent({ keepAlive: true, maxSockets: 256 });
 
   return {
-    forward(req, res, port, counter) {
+    forward(req, res, port, counter, shape) {
       return new Promise<void>((resolve) => {
         const headers = { ...endToEnd(req.headers), ...forwardedHeaders(req) };
 
@@ -87,7 +100,16 @@ export function createProxy(): Proxy {
           resolve();
         };
         upstream.on('response', (answer) => {
-          res.writeHead(answer.statusCode ?? 502, answer.statusMessage, endToEnd(answer.headers));
+          const status = answer.statusCode ?? 502;
+          if (shape) {
+            const headers: OutgoingHttpHeaders = endToEnd(answer.headers);
+            const shaped = shape(status, headers);
+            // A changed status gets its own reason phrase, not the app's.
+            if (shaped === status) res.writeHead(status, answer.statusMessage, headers);
+            else res.writeHead(shaped, headers);
+          } else {
+            res.writeHead(status, answer.statusMessage, endToEnd(answer.headers));
+          }
           answer.on('data', (chunk: Buffer) => {
             counter.bytes += chunk.length;
           });

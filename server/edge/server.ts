@@ -1,16 +1,20 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { performance } from 'node:perf_hooks';
-import { createArtifactReader } from './artifact-reader.ts';
+import { createArtifactReader, type ArtifactReader } from './artifact-reader.ts';
 import { createBlobCache } from './blob-cache.ts';
 import { createCompressedCache } from './compression.ts';
 import { DEPLOYMENT_HEADER } from './deployment-header.ts';
 import { EDGE_PAGES, sendPage, type EdgePage } from './pages.ts';
-import { createProxy, refuseUpgrade } from './proxy.ts';
+import { createProxy, refuseUpgrade, type AnswerShaper } from './proxy.ts';
 import { normalizeHost, type HostResolver, type Resolution, type Target } from './resolve-host.ts';
 import type { RuntimeLauncher } from './launcher.ts';
+import { applyHeaderRules } from './routing/apply-headers.ts';
+import { NO_RULES, type HeaderMatch, type RoutingRules } from './routing/match-rules.ts';
+import { rulesArtifactOf, rulesFolderOf } from './routing/rules-folder.ts';
+import { sendRedirect } from './routing/send-redirect.ts';
 import type { RuntimeSupervisor } from './runtime.ts';
-import { createStaticServer, type ByteCounter } from './static.ts';
+import { createStaticServer, requestPath, type ByteCounter } from './static.ts';
 import { challengeTokenOf } from '../certificates/challenge-store.ts';
 import { PROBE_HEADER } from '../monitoring/probe-token.ts';
 
@@ -53,6 +57,11 @@ export interface EdgeServerOptions {
   acmeChallenge?: (token: string) => Promise<string | null>;
   /** Parsed manifests kept, by their size as stored (config.edgeManifestCacheBytes; default 64 MiB). */
   manifestCacheBytes?: number;
+  /**
+   * The artifact reader, to share its manifests with the launcher (which writes server apps out
+   * from them); by default one of its own, bounded by `manifestCacheBytes`.
+   */
+  artifacts?: ArtifactReader;
   /** Small files' bytes kept (config.edgeFileCacheBytes; default 256 MiB). */
   fileCacheBytes?: number;
 }
@@ -97,6 +106,17 @@ function report(
   }
 }
 
+/** For server apps' `_redirects`: no file of theirs is served by the edge, so none shadows a rule. */
+const noFiles = () => false;
+
+/** Applies `_headers` to an app's answer, and a `_redirects` 404 rule to its status (a 200 becomes 404). */
+function shaperFor(headerRules: readonly HeaderMatch[] | null, notFound: boolean): AnswerShaper {
+  return (status, headers) => {
+    if (headerRules) applyHeaderRules(headers, headerRules);
+    return notFound && status === 200 ? 404 : status;
+  };
+}
+
 /** Answers with one of the edge's own pages (see pages.ts), counting its bytes. */
 function page(req: IncomingMessage, res: ServerResponse, counter: ByteCounter, edgePage: EdgePage): void {
   counter.bytes += sendPage(req, res, edgePage);
@@ -104,9 +124,11 @@ function page(req: IncomingMessage, res: ServerResponse, counter: ByteCounter, e
 
 /** The edge: a plain node:http server that serves every deployment by its Host header. */
 export function createEdgeServer(opts: EdgeServerOptions): Server {
-  const artifacts = createArtifactReader(opts.artifactsRoot, {
-    ...(opts.manifestCacheBytes ? { maxBytes: opts.manifestCacheBytes } : {}),
-  });
+  const artifacts =
+    opts.artifacts ??
+    createArtifactReader(opts.artifactsRoot, {
+      ...(opts.manifestCacheBytes ? { maxBytes: opts.manifestCacheBytes } : {}),
+    });
   const compressed = createCompressedCache(opts.artifactsRoot);
   const blobs = createBlobCache(opts.fileCacheBytes ? { maxBytes: opts.fileCacheBytes } : {});
   const files = createStaticServer({ artifacts, compressed, blobs });
@@ -141,29 +163,87 @@ export function createEdgeServer(opts: EdgeServerOptions): Server {
             : EDGE_PAGES.building(r.deploymentId, r.status),
         );
       case 'target': {
-        // A server app's static assets are the edge's to answer: the app is not woken for them.
-        if (r.target.assetsArtifactId) {
-          const asset = files.serveAsset(req, res, r.target, counter);
-          if (asset === true) return;
-          if (asset !== false)
-            return asset.then((sent) => (sent ? undefined : toTarget(req, res, r.target, counter)));
+        const target = r.target;
+        // A server app's rules are applied here, before it is started (a redirect never wakes
+        // it); a static site's by the static server, which knows its files.
+        if (target.kind === 'node' && target.artifactId) {
+          const rules = appRules(target, rulesArtifactOf(target));
+          if (rules === NO_RULES) return toServer(req, res, target, counter);
+          return rules instanceof Promise
+            ? rules.then((x) => routeToApp(req, res, target, x, counter))
+            : routeToApp(req, res, target, rules, counter);
         }
-        return toTarget(req, res, r.target, counter);
+        return toTarget(req, res, target, counter);
       }
     }
   }
 
-  /** A target's request that no asset answered: its app, or its files. */
+  /** A server app's routing rules, read from its artifact (see rulesFolderOf). */
+  function appRules(target: Target, artifactId: string): RoutingRules | Promise<RoutingRules> {
+    const folder = rulesFolderOf(target);
+    const manifest = artifacts.peek(artifactId);
+    if (manifest) return artifacts.routingRules(manifest, folder);
+    return artifacts.manifest(artifactId).then((m) => (m ? artifacts.routingRules(m, folder) : NO_RULES));
+  }
+
+  /**
+   * A server app's request by its `_redirects` and `_headers`: a redirect is answered here without
+   * the app; a rewrite goes to the app with the target's path (a 404 rule turns the app's 200 into
+   * a 404); the matching headers are applied to the app's answer. No file shadows a rule: the
+   * edge serves none of a server app's files.
+   */
+  function routeToApp(
+    req: IncomingMessage,
+    res: ServerResponse,
+    target: Target,
+    rules: RoutingRules,
+    counter: ByteCounter,
+  ): void | Promise<void> {
+    const path = requestPath(req.url);
+    // A path that does not decode is the app's to answer, as without rules.
+    if (path === null) return toServer(req, res, target, counter);
+    const answer = rules.redirect(path, req.url ?? '/', noFiles);
+    const headerRules = rules.headers(path);
+    if (answer?.kind === 'redirect') {
+      counter.bytes += sendRedirect(req, res, target.deploymentId, answer, headerRules);
+      return;
+    }
+    if (answer) req.url = answer.url;
+    const notFound = answer?.status === 404;
+    if (!headerRules && !notFound) return toServer(req, res, target, counter);
+    return toServer(req, res, target, counter, shaperFor(headerRules, notFound));
+  }
+
+  /**
+   * A server app's request that no rule answered: a static asset of its, at exactly its path,
+   * is the edge's to answer (the app is not woken for it); anything else goes to the app.
+   */
+  function toServer(
+    req: IncomingMessage,
+    res: ServerResponse,
+    target: Target,
+    counter: ByteCounter,
+    shape?: AnswerShaper,
+  ): void | Promise<void> {
+    if (!target.assetsArtifactId) return toTarget(req, res, target, counter, shape);
+    const asset = files.serveAsset(req, res, target, counter);
+    if (asset === true) return;
+    if (asset === false) return toTarget(req, res, target, counter, shape);
+    return asset.then((sent) => (sent ? undefined : toTarget(req, res, target, counter, shape)));
+  }
+
+  /** Sends a target's request to its server process (started if need be) or its files. */
   function toTarget(
     req: IncomingMessage,
     res: ServerResponse,
     target: Target,
     counter: ByteCounter,
+    shape?: AnswerShaper,
   ): void | Promise<void> {
     const app = appPort(target, req);
     return typeof app === 'object'
-      ? app.then((a) => toApp(req, res, target, a, counter))
-      : toApp(req, res, target, app, counter);
+      ? app.then((a) => toApp(req, res, target, a, counter, shape))
+      : toApp(req, res, target, app, counter, shape);
   }
 
   /** Sends a target's request where it goes: its server process, its files, or a page why not. */
@@ -173,11 +253,12 @@ export function createEdgeServer(opts: EdgeServerOptions): Server {
     target: Target,
     app: AppPort,
     counter: ByteCounter,
+    shape?: AnswerShaper,
   ): void | Promise<void> {
     // Files name the deployment themselves, in the fields their answers are written with.
     if (app === 'static') return files.serve(req, res, target, counter);
     res.setHeader(DEPLOYMENT_HEADER, target.deploymentId);
-    if (typeof app === 'number') return proxy.forward(req, res, app, counter);
+    if (typeof app === 'number') return proxy.forward(req, res, app, counter, shape);
     if (app === 'start-failed') {
       return page(req, res, counter, EDGE_PAGES.startFailed(target.deploymentId));
     }

@@ -16,6 +16,10 @@ import { DEPLOYMENT_HEADER } from './deployment-header.ts';
 import { EDGE_PAGES, sendPage, type EdgePage } from './pages.ts';
 import { parseRange } from './range.ts';
 import type { Target } from './resolve-host.ts';
+import { headerList, withHeaderRules } from './routing/apply-headers.ts';
+import { NO_RULES, type HeaderMatch, type RoutingRules } from './routing/match-rules.ts';
+import { rulesFolderOf } from './routing/rules-folder.ts';
+import { sendRedirect } from './routing/send-redirect.ts';
 
 /** Counts the body bytes a response sent, for traffic metrics. */
 export interface ByteCounter {
@@ -37,20 +41,42 @@ export interface Match {
  */
 export function matchPath(manifest: Manifest, path: string, spa: boolean): Match | null {
   const files = manifest.files;
-  if (isPrivatePath(path)) {
+  if (isPrivatePath(path) || isRulesFile(path)) {
     return files['/404.html'] ? { path: '/404.html', file: files['/404.html'], status: 404 } : null;
   }
-  // Tried in order; written out rather than as a list, which every request would build.
-  const found = path.endsWith('/')
-    ? (fileAt(files, `${path}index.html`) ??
-      (path === '/' ? null : fileAt(files, `${path.slice(0, -1)}.html`)))
-    : (fileAt(files, path) ?? fileAt(files, `${path}.html`) ?? fileAt(files, `${path}/index.html`));
+  const found = fileFor(files, path);
   if (found) return found;
   if (spa && extensionOf(path) === '' && files['/index.html']) {
     return { path: '/index.html', file: files['/index.html'], status: 200 };
   }
   if (files['/404.html']) return { path: '/404.html', file: files['/404.html'], status: 404 };
   return null;
+}
+
+/**
+ * The file a path names by itself, without fallbacks: `/about` -> `/about`, `/about.html` or
+ * `/about/index.html`; `/docs/` -> `/docs/index.html` or `/docs.html`. What a `_redirects` rule
+ * without `!` gives way to. Private paths are the caller's to refuse.
+ */
+function fileFor(files: Manifest['files'], path: string): Match | null {
+  // Tried in order; written out rather than as a list, which every request would build.
+  return path.endsWith('/')
+    ? (fileAt(files, `${path}index.html`) ??
+        (path === '/' ? null : fileAt(files, `${path.slice(0, -1)}.html`)))
+    : (fileAt(files, path) ?? fileAt(files, `${path}.html`) ?? fileAt(files, `${path}/index.html`));
+}
+
+/** Whether a file exists at a path for `_redirects` shadowing: one a request for it would get with 200. */
+function fileExistsAt(files: Manifest['files'], path: string): boolean {
+  return !isPrivatePath(path) && !isRulesFile(path) && fileFor(files, path) !== null;
+}
+
+/**
+ * The routing rules files of a static deployment (its artifact's root: rulesFolderOf), which the
+ * edge reads and never serves.
+ */
+function isRulesFile(path: string): boolean {
+  return path === '/_redirects' || path === '/_headers';
 }
 
 /** The manifest's file at exactly `path` as a 200 match; only its own keys count. */
@@ -207,23 +233,30 @@ export function createStaticServer(opts: StaticServerOptions) {
     deploymentId: string,
     p: PreparedFile,
     counter: ByteCounter,
+    headerRules: readonly HeaderMatch[] | null = null,
   ): void | Promise<void> {
     const { file, status } = p;
     if (status === 200 && isNotModified(req, file.hash, p.lastModified)) {
-      res.writeHead(304, { [DEPLOYMENT_HEADER]: deploymentId, ...p.fields });
+      res.writeHead(304, withRules({ [DEPLOYMENT_HEADER]: deploymentId, ...p.fields }, headerRules));
       res.end();
       return;
     }
     if (status === 200) {
       const range = rangeFor(req, file.hash, p.lastModified, file.size);
       if (range === 'unsatisfiable') {
-        res.writeHead(416, {
-          [DEPLOYMENT_HEADER]: deploymentId,
-          ...p.fields,
-          'Accept-Ranges': 'bytes',
-          'Content-Range': `bytes */${file.size}`,
-          'Content-Length': 0,
-        });
+        res.writeHead(
+          416,
+          withRules(
+            {
+              [DEPLOYMENT_HEADER]: deploymentId,
+              ...p.fields,
+              'Accept-Ranges': 'bytes',
+              'Content-Range': `bytes */${file.size}`,
+              'Content-Length': 0,
+            },
+            headerRules,
+          ),
+        );
         res.end();
         return;
       }
@@ -237,10 +270,23 @@ export function createStaticServer(opts: StaticServerOptions) {
           'Content-Range': `bytes ${start}-${end}/${file.size}`,
           'Content-Length': end - start + 1,
         };
-        return sendBytes(req, res, deploymentId, p, p.blob, file.size, start, end, 206, headers, counter);
+        return sendBytes(
+          req,
+          res,
+          deploymentId,
+          p,
+          p.blob,
+          file.size,
+          start,
+          end,
+          206,
+          withRules(headers, headerRules),
+          counter,
+        );
       }
     }
     const whole = p.compressible ? negotiate(req, p) : p.identity;
+    const named = headersNaming(whole, deploymentId);
     return sendBytes(
       req,
       res,
@@ -251,7 +297,7 @@ export function createStaticServer(opts: StaticServerOptions) {
       0,
       whole.size - 1,
       status,
-      headersNaming(whole, deploymentId),
+      headerRules ? withHeaderRules(named, headerRules) : named,
       counter,
     );
   }
@@ -349,7 +395,71 @@ export function createStaticServer(opts: StaticServerOptions) {
     }
   }
 
-  /** Answers once the manifest is known: the file the path maps to, or the right page. */
+  /**
+   * Answers once the manifest is known: by the deployment's routing rules when it has any
+   * (`serveRouted`), else the file the path maps to or the right page (`serveFrom`).
+   */
+  function serveManifest(
+    req: IncomingMessage,
+    res: ServerResponse,
+    target: Target,
+    manifest: Manifest | null,
+    counter: ByteCounter,
+  ): void | Promise<void> {
+    if (!manifest) return serveFrom(req, res, target, null, counter);
+    const rules = artifacts.routingRules(manifest, rulesFolderOf(target));
+    if (rules === NO_RULES) return serveFrom(req, res, target, manifest, counter);
+    if (rules instanceof Promise) {
+      return rules.then((r) => serveRouted(req, res, target, manifest, r, counter));
+    }
+    return serveRouted(req, res, target, manifest, rules, counter);
+  }
+
+  /**
+   * Answers by `_redirects` and `_headers`: a redirect from the edge, or the file a rewrite points
+   * to, or the file the path maps to as without rules; then the headers of every matching block.
+   * Redirects answer any method (a 307 or 308 keeps it); files answer GET and HEAD.
+   */
+  function serveRouted(
+    req: IncomingMessage,
+    res: ServerResponse,
+    target: Target,
+    manifest: Manifest,
+    rules: RoutingRules,
+    counter: ByteCounter,
+  ): void | Promise<void> {
+    const path = requestPath(req.url);
+    if (path === null) {
+      counter.bytes += page(req, res, target.deploymentId, EDGE_PAGES.badPath());
+      return;
+    }
+    const files = manifest.files;
+    const answer = rules.redirect(path, req.url ?? '/', (p) => fileExistsAt(files, p));
+    const headerRules = rules.headers(path);
+    if (answer?.kind === 'redirect') {
+      counter.bytes += sendRedirect(req, res, target.deploymentId, answer, headerRules);
+      return;
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      counter.bytes += page(req, res, target.deploymentId, EDGE_PAGES.methodNotAllowed(req.method));
+      return;
+    }
+    let match: Match | null;
+    if (answer) {
+      // A rewrite serves its target as a request for it would, but with the rule's status.
+      match = matchPath(manifest, answer.path, false);
+      if (match && answer.status === 404) match = { ...match, status: 404 };
+    } else {
+      match = matchPath(manifest, path, target.spa);
+    }
+    if (!match) {
+      counter.bytes += page(req, res, target.deploymentId, EDGE_PAGES.pageNotFound(path));
+      return;
+    }
+    return sendFile(req, res, target.deploymentId, prepared(manifest, match), counter, headerRules);
+  }
+
+  /** Answers without routing rules: the file the path maps to, or the right page. */
   function serveFrom(
     req: IncomingMessage,
     res: ServerResponse,
@@ -357,6 +467,10 @@ export function createStaticServer(opts: StaticServerOptions) {
     manifest: Manifest | null,
     counter: ByteCounter,
   ): void | Promise<void> {
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      counter.bytes += page(req, res, target.deploymentId, EDGE_PAGES.methodNotAllowed(req.method));
+      return;
+    }
     if (!manifest) {
       counter.bytes += page(req, res, target.deploymentId, EDGE_PAGES.filesNotAvailable());
       return;
@@ -390,16 +504,12 @@ export function createStaticServer(opts: StaticServerOptions) {
       target: Target,
       counter: ByteCounter,
     ): void | Promise<void> {
-      if (req.method !== 'GET' && req.method !== 'HEAD') {
-        counter.bytes += page(req, res, target.deploymentId, EDGE_PAGES.methodNotAllowed(req.method));
-        return;
-      }
       if (!target.artifactId) return serveFrom(req, res, target, null, counter);
       const loaded = artifacts.peek(target.artifactId);
-      if (loaded) return serveFrom(req, res, target, loaded, counter);
+      if (loaded) return serveManifest(req, res, target, loaded, counter);
       return artifacts
         .manifest(target.artifactId)
-        .then((manifest) => serveFrom(req, res, target, manifest, counter));
+        .then((manifest) => serveManifest(req, res, target, manifest, counter));
     },
 
     /**
@@ -429,13 +539,21 @@ export function createStaticServer(opts: StaticServerOptions) {
     counter: ByteCounter,
   ): boolean | Promise<boolean> {
     const path = manifest ? requestPath(req.url) : null;
-    if (!manifest || path === null || isPrivatePath(path)) return false;
+    if (!manifest || path === null || isPrivatePath(path) || isRulesFile(path)) return false;
     const known = preparedFiles.get(manifest)?.[200].get(path);
     const match = known ? null : fileAt(manifest.files, path);
     if (!known && !match) return false;
     const sent = sendFile(req, res, target.deploymentId, known ?? prepared(manifest, match!), counter);
     return sent ? sent.then(() => true) : true;
   }
+}
+
+/** Header fields with the matching `_headers` blocks applied, as a flat list; as they are without any. */
+function withRules(
+  headers: Record<string, string | number>,
+  headerRules: readonly HeaderMatch[] | null,
+): OutgoingHttpHeaders | HeaderList {
+  return headerRules ? withHeaderRules(headerList(headers), headerRules) : headers;
 }
 
 /** Writes a file's answer from its bytes in memory (the headers alone for HEAD). */

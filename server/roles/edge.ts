@@ -57,9 +57,12 @@ export async function startEdge(deps: Deps, sandbox: Sandbox, opts: EdgeOptions 
     { intervalMs: config.runtimeSampleIntervalMs },
   );
   const supervisor = sampler.supervisor;
+  // One reader for the launcher and the edge: the edge reads server apps' routing rules from the
+  // same manifests the launcher writes the apps out from.
+  const artifacts = createArtifactReader(config.artifactsDir, { maxBytes: config.edgeManifestCacheBytes });
   const launcher = createRuntimeLauncher({
     supervisor,
-    artifacts: createArtifactReader(config.artifactsDir, { maxBytes: config.edgeManifestCacheBytes }),
+    artifacts,
     runtimesDir: join(config.dataDir, 'runtimes'),
     stateDir: join(config.dataDir, 'runtimes', '.state'),
     stateMaxBytes: config.appCacheBytes,
@@ -76,7 +79,7 @@ export async function startEdge(deps: Deps, sandbox: Sandbox, opts: EdgeOptions 
   const server = createEdgeServer({
     resolver,
     artifactsRoot: config.artifactsDir,
-    manifestCacheBytes: config.edgeManifestCacheBytes,
+    artifacts,
     fileCacheBytes: config.edgeFileCacheBytes,
     supervisor,
     launcher,

@@ -88,6 +88,7 @@ describe('Next.js, the create-next-app starter', { timeout: 600_000 }, () => {
         "export function proxy(request: NextRequest) {\n  return NextResponse.redirect(new URL('/now', request.url), 307);\n}\n\n" +
         "export const config = { matcher: '/old' };\n",
       'public/red.png': png(96),
+      'public/_redirects': '/from-rules /now 302\n',
     });
     s = await startStack({ env: FRAMEWORK_ENV });
     ({ deployment: d, log } = await deployWithoutSettings(s, 'next-starter', repo.url));
@@ -155,6 +156,14 @@ describe('Next.js, the create-next-app starter', { timeout: 600_000 }, () => {
     const svg = await get('/next.svg');
     expect(svg.status).toBe(200);
     expect(String(svg.headers['content-type'])).toContain('image/svg+xml');
+  });
+
+  it('applies public/_redirects at the edge, and never serves the file', async () => {
+    const res = await get('/from-rules');
+    expect(res.status).toBe(302);
+    expect(res.headers.location).toBe('/now');
+    expect((await get('/_redirects')).status).toBe(404);
+    expect(log).toContain('Routing rules: 1 redirect, 0 header rules from _redirects');
   });
 
   it('resizes an image with next/image (sharp)', async () => {

@@ -27,8 +27,13 @@ export const nextjs: FrameworkOutput = {
     const assets = [{ dir: join(app, '.next', 'static'), prefix: '/_next/static' }];
     if (await isDir(join(app, 'public'))) {
       assets.push({ dir: join(app, 'public'), prefix: '/' });
-      // next/image reads local images from public/ beside server.js (links are kept as links).
-      await cp(join(app, 'public'), join(serverDir, 'public'), { recursive: true, verbatimSymlinks: true });
+      // next/image reads local images from public/ beside server.js (links are kept as links);
+      // the routing rules are the edge's, never served.
+      await cp(join(app, 'public'), join(serverDir, 'public'), {
+        recursive: true,
+        verbatimSymlinks: true,
+        filter: (from) => !/^\/(_redirects|_headers)$/.test(from.slice(join(app, 'public').length)),
+      });
     }
     return {
       root: standalone,

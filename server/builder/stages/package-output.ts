@@ -6,6 +6,7 @@ import type { BuildSettings } from '../build-spec.ts';
 import type { AppKind, DetectedFramework } from '../detect-framework.ts';
 import { describeBytes } from '../format.ts';
 import type { AppAt, FrameworkOutput } from '../outputs/index.ts';
+import { describeRoutingRules } from '../../edge/routing/describe-routing-rules.ts';
 import { findOutput, folderInside } from './folders.ts';
 
 /** What a build stored, and how the edge serves it (deployments.runtime). */
@@ -64,6 +65,11 @@ export async function packageOutput(p: PackageInput): Promise<PackagedOutput> {
     skipped.length = 0;
   };
 
+  /** The `_redirects` and `_headers` of the folder the site's root is served from, in the log. */
+  const sayRules = async (dir: string) => {
+    for (const line of await describeRoutingRules(dir)) p.info(line);
+  };
+
   const server = settings.outputDirectory === null && p.output ? await p.output.server(at) : null;
   if (server) {
     p.info(p.phase(`Storing the ${server.description} from ${relative(at.src, server.root) || '.'}`));
@@ -82,6 +88,8 @@ export async function packageOutput(p: PackageInput): Promise<PackagedOutput> {
       saySkipped();
       sayStored(assets);
       assetsArtifactId = assets.artifactId;
+      const atRoot = server.assets.find((a) => a.prefix === '/');
+      if (atRoot) await sayRules(atRoot.dir);
     }
     return {
       kind: 'node',
@@ -107,6 +115,7 @@ export async function packageOutput(p: PackageInput): Promise<PackagedOutput> {
     });
     saySkipped();
     sayStored(stored);
+    await sayRules(at.src);
     const appPath = relative(at.src, at.app);
     return {
       kind: 'node',
@@ -134,6 +143,7 @@ export async function packageOutput(p: PackageInput): Promise<PackagedOutput> {
   });
   saySkipped();
   sayStored(stored);
+  await sayRules(output);
   return {
     kind: 'static',
     artifactId: stored.artifactId,

@@ -297,6 +297,21 @@ describe('buildDeployment', () => {
     );
   });
 
+  it('says in the build log what routing rules the output has, and which lines are skipped, without failing', async () => {
+    const repo = createGitRepo({
+      files: {
+        'index.html': '<h1>hi</h1>',
+        _redirects: '/old /new 301\n/blog/* /posts/:splat\n/bad\n',
+        _headers: '/*\n  X-Frame-Options: DENY\n',
+      },
+    });
+    repos.push(repo);
+    const { result, text } = await build(repo);
+    expect(result).not.toBeInstanceOf(Error);
+    expect(text).toContain('Routing rules: 2 redirects, 1 header rule from _redirects and _headers');
+    expect(text.find((l) => l.startsWith('_redirects line 3'))).toMatch(/^_redirects line 3 skipped: /);
+  });
+
   it('refuses an empty output directory', async () => {
     const repo = createGitRepo({
       files: {
