@@ -159,8 +159,10 @@ export function createEdgeServer(opts: EdgeServerOptions): Server {
   ): void | Promise<void> {
     // Files name the deployment themselves, in the fields their answers are written with.
     if (app === 'static') return files.serve(req, res, target, counter);
+    // The proxy names the deployment in the app's answer fields itself (a setHeader here would
+    // send every proxied writeHead down Node's slower path).
+    if (typeof app === 'number') return proxy.forward(req, res, app, counter, target.deploymentId);
     res.setHeader(DEPLOYMENT_HEADER, target.deploymentId);
-    if (typeof app === 'number') return proxy.forward(req, res, app, counter);
     if (app === 'start-failed') {
       return page(req, res, counter, EDGE_PAGES.startFailed(target.deploymentId));
     }

@@ -21,6 +21,22 @@ const server = createServer((req, res) => {
     console.error('about to crash');
     process.exit(1);
   }
+  if (req.url === '/big') {
+    // 2 MiB in 64 KiB chunks, chunked: the edge streams it with backpressure.
+    let sent = 0;
+    const more = () => {
+      while (sent < 32) {
+        sent++;
+        if (!res.write(Buffer.alloc(65536, sent % 10 + 48))) return void res.once('drain', more);
+      }
+      res.end();
+    };
+    return more();
+  }
+  if (req.url === '/empty') {
+    res.writeHead(204, { 'x-kept': 'yes', connection: 'x-dropped', 'x-dropped': '1' });
+    return res.end();
+  }
   const chunks = [];
   req.on('data', (c) => chunks.push(c));
   req.on('end', () => {
@@ -36,12 +52,14 @@ const server = createServer((req, res) => {
       greeting: process.env.GREETING ?? null,
       leaked: process.env.SLIPWAY_TEST_SECRET ?? null,
       pid: process.pid,
+      remotePort: req.socket.remotePort,
     }));
   });
 });
 server.on('upgrade', (req, socket) => {
   socket.write('HTTP/1.1 101 Switching Protocols\\r\\nUpgrade: echo\\r\\nConnection: Upgrade\\r\\n' +
-    'X-Seen-Host: ' + req.headers['x-forwarded-host'] + '\\r\\n\\r\\n');
+    'X-Seen-Host: ' + req.headers['x-forwarded-host'] + '\\r\\n' +
+    'X-Seen-Probe: ' + (req.headers['x-slipway-probe'] ?? 'none') + '\\r\\n\\r\\n');
   socket.on('data', (d) => socket.write(d));
 });
 server.listen(Number(process.env.PORT), '127.0.0.1', () => console.log('listening on ' + process.env.PORT));
@@ -141,13 +159,38 @@ describe('edge: server apps', () => {
     expect(seen.headers['x-drop-me']).toBeUndefined();
   });
 
+  it('keeps its connection to the app, streams large answers and passes bodiless ones', async () => {
+    // Two requests one after the other reach the app over the same connection.
+    const first = JSON.parse((await edgeRequest(port, host, '/one')).text);
+    const second = JSON.parse((await edgeRequest(port, host, '/two')).text);
+    expect(second.remotePort).toBe(first.remotePort);
+
+    const big = await edgeRequest(port, host, '/big');
+    expect(big.status).toBe(200);
+    expect(big.body.length).toBe(32 * 65536);
+    expect(big.body.subarray(65536 * 31).every((b) => b === 48 + (32 % 10))).toBe(true);
+
+    const head = await edgeRequest(port, host, '/', { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.body.length).toBe(0);
+    expect(head.headers['x-slipway-deployment']).toBe(deploymentId);
+
+    const empty = await edgeRequest(port, host, '/empty');
+    expect(empty.status).toBe(204);
+    expect(empty.headers['x-kept']).toBe('yes');
+    // Named by the app's Connection header: about that one hop, not passed on.
+    expect(empty.headers['x-dropped']).toBeUndefined();
+    expect(empty.headers['x-slipway-deployment']).toBe(deploymentId);
+  });
+
   it('forwards upgrades (WebSocket) to the app and refuses them for static sites', async () => {
     const upgrade = (h: string) =>
       new Promise<{ status: number; headers: IncomingHttpHeaders; socket?: Socket }>((resolve, reject) => {
         const req = request({
           host: '127.0.0.1',
           port,
-          headers: { host: h, connection: 'Upgrade', upgrade: 'echo' },
+          // The edge's probe token never reaches an app, upgrades included.
+          headers: { host: h, connection: 'Upgrade', upgrade: 'echo', 'x-slipway-probe': 'secret' },
           agent: false,
         });
         req.on('upgrade', (res, socket) =>
@@ -163,6 +206,7 @@ describe('edge: server apps', () => {
     const ok = await upgrade(host);
     expect(ok.status).toBe(101);
     expect(ok.headers['x-seen-host']).toBe(host);
+    expect(ok.headers['x-seen-probe']).toBe('none');
     const echoed = new Promise<string>((resolve) =>
       ok.socket!.once('data', (d: Buffer) => resolve(d.toString())),
     );
