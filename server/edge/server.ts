@@ -35,7 +35,7 @@ export interface EdgeServerOptions {
   /** Runs server apps; deployments it supervises are proxied to instead of served as files. */
   supervisor?: Pick<RuntimeSupervisor, 'portOf'>;
   /** Starts `node` deployments on demand; without it they answer 503 unless already supervised. */
-  launcher?: Pick<RuntimeLauncher, 'ensure' | 'touch'>;
+  launcher?: Pick<RuntimeLauncher, 'ensure' | 'touch' | 'runningPort'>;
   /** Called once per response, synchronously: keep it cheap (push to a buffer). */
   onRequest?: (record: RequestRecord) => void;
   /**
@@ -177,6 +177,8 @@ export function createEdgeServer(opts: EdgeServerOptions): Server {
   function appPort(target: Target, req: IncomingMessage): AppPort | Promise<AppPort> {
     const launcher = opts.launcher;
     if (target.kind === 'node' && launcher) {
+      const running = launcher.runningPort(target.deploymentId);
+      if (running !== undefined) return running;
       return launcher.ensure(target).then(
         (port) => {
           launcher.touch(target.deploymentId);
