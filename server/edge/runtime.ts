@@ -1,5 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import type { Readable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Sandbox } from '../sandbox/index.ts';
 import { spawnPlanned } from '../sandbox/spawn-planned.ts';
@@ -70,6 +71,8 @@ interface Supervised {
   state: RuntimeStatus['state'];
   child: ChildProcess | null;
   exited: Promise<void>;
+  /** In the sandbox: true once the sandbox says the app accepts connections, false if it ends first. */
+  listening: Promise<boolean> | null;
   startedAt: number;
   restarts: number;
   delayMs: number;
@@ -87,6 +90,29 @@ function defaultBaseEnv(): Record<string, string> {
     if (value !== undefined) env[key] = value;
   }
   return env;
+}
+
+/**
+ * Resolves true when the sandbox writes `listening` to the child's readiness socket (fd 4, see
+ * SpawnPlan.readyFd), false when the socket closes first; null without one (no sandbox).
+ */
+function readiness(child: ChildProcess): Promise<boolean> | null {
+  const socket = child.stdio[4] as Readable | null | undefined;
+  if (!socket) return null;
+  return new Promise((resolve) => {
+    let said = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => {
+      said += chunk;
+      if (!said.includes('listening')) return;
+      resolve(true);
+      socket.destroy();
+    });
+    socket.on('error', () => undefined);
+    socket.on('close', () => resolve(false));
+    // The watch ends when its socket does: with the sandbox gone it has nothing left to watch.
+    child.once('exit', () => socket.destroy());
+  });
 }
 
 /** Runs deployments' server processes on 127.0.0.1 and keeps them up. */
@@ -131,12 +157,14 @@ export function createRuntimeSupervisor(opts: RuntimeSupervisorOptions): Runtime
     } catch (err) {
       s.child = null;
       s.exited = Promise.resolve();
+      s.listening = null;
       say(s, `could not start ${s.spec.command.join(' ')}: ${(err as Error).message}`);
       queueMicrotask(() => onExit(s, null, null));
       return;
     }
     s.child = child;
     s.startedAt = Date.now();
+    s.listening = readiness(child);
     for (const [stream, name] of [
       [child.stdout, 'stdout'],
       [child.stderr, 'stderr'],
@@ -191,17 +219,35 @@ export function createRuntimeSupervisor(opts: RuntimeSupervisorOptions): Runtime
     });
   }
 
-  /** Polls until the port accepts connections, the process exits, or time runs out. */
+  /**
+   * Waits until the port accepts connections, the process exits, or time runs out. In the sandbox
+   * the sandbox itself says when (its readiness socket); otherwise this polls, every 5 ms for the
+   * first two seconds (a small app listens within 50 ms of starting, and its first request waits
+   * for this), then every 50 ms.
+   */
   async function waitUntilAccepting(s: Supervised, timeoutMs: number): Promise<boolean> {
     const child = s.child;
-    const deadline = Date.now() + timeoutMs;
+    const began = Date.now();
+    const deadline = began + timeoutMs;
+    if (s.listening) {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), timeoutMs);
+      });
+      const ok = await Promise.race([s.listening, s.exited.then(() => false), timeout]);
+      // The watch ends with the sandbox's first process, a moment before the whole sandbox has
+      // exited: report the exit as such.
+      if (!ok) await Promise.race([s.exited, timeout]);
+      clearTimeout(timer);
+      return ok && !s.stopping && s.child === child;
+    }
     let gone = false;
     void s.exited.then(() => {
       gone = true;
     });
     while (Date.now() < deadline && !gone && !s.stopping && s.child === child) {
       if (child?.pid !== undefined && (await sandbox.isListening(child.pid, s.port))) return !gone;
-      await sleep(50);
+      await sleep(Date.now() - began < 2000 ? 5 : 50);
     }
     return false;
   }
@@ -280,6 +326,7 @@ export function createRuntimeSupervisor(opts: RuntimeSupervisorOptions): Runtime
         state: 'starting',
         child: null,
         exited: Promise.resolve(),
+        listening: null,
         startedAt: Date.now(),
         restarts: 0,
         delayMs: initialMs / 2,

@@ -4,7 +4,8 @@ import type { SpawnPlan } from './spawn.ts';
 
 /**
  * Spawns a plan from Sandbox.plan() and writes bwrap's options to its fd 3. The child leads its
- * own process group (killing -pid ends the whole sandbox). stdout and stderr are pipes.
+ * own process group (killing -pid ends the whole sandbox). stdout and stderr are pipes, and so is
+ * the readiness socket of a server app (child.stdio[4], see SpawnPlan.readyFd).
  */
 export function spawnPlanned(plan: SpawnPlan, opts: { cwd?: string } = {}): ChildProcess {
   const child = spawn(plan.command, plan.args, {
@@ -12,7 +13,13 @@ export function spawnPlanned(plan: SpawnPlan, opts: { cwd?: string } = {}): Chil
     cwd: opts.cwd ?? '/',
     env: plan.env,
     detached: true,
-    stdio: ['ignore', 'pipe', 'pipe', plan.fd3 ? 'pipe' : 'ignore'],
+    stdio: [
+      'ignore',
+      'pipe',
+      'pipe',
+      plan.fd3 ? 'pipe' : 'ignore',
+      ...(plan.readyFd ? ['pipe' as const] : []),
+    ],
     ...(plan.uid !== undefined ? { uid: plan.uid, gid: plan.gid } : {}),
   });
   const options = child.stdio[3] as Writable | null;

@@ -49,6 +49,11 @@ export interface SpawnPlan {
   env: Record<string, string>;
   /** Written to the child's fd 3, where bwrap reads the rest of its arguments. */
   fd3?: Buffer;
+  /**
+   * The child's fd 4 (a socket pair) carries `listening` once the first of `ports` accepts TCP
+   * connections inside the sandbox (see READY_WATCH). Set for requests with `ports`.
+   */
+  readyFd?: 4;
   /** Host user to run as (set when the service runs as root). */
   uid?: number;
   gid?: number;
@@ -116,6 +121,20 @@ function rootDirs(): string[] {
   }
   return args;
 }
+
+/**
+ * Started in the background by the sandbox's shell of a server app, inside its network namespace
+ * but outside bwrap (tenant code cannot see or signal it): tries the app's port on the namespace's
+ * 127.0.0.1 every 5 ms and writes `listening` to fd 4 once it accepts, then ends. The host side
+ * of pasta's forward accepts before the app listens, so only a look inside tells; reading
+ * /proc/<pid>/net/tcp instead walks the kernel's whole connection table (about 5 ms a read here,
+ * on the service's event loop). It never outlives the start: it ends when the service closes its
+ * end of fd 4, and with the sandbox's first process (pasta's PID namespace ends with it). The app
+ * sees one connection that closes.
+ */
+const READY_WATCH =
+  '{ while ! { exec 5<>"/dev/tcp/127.0.0.1/$SLIPWAY_READY_PORT"; } 2>/dev/null; do ' +
+  'read -r -t 0.005 -u 4 _; [ $? -gt 128 ] || exit 0; done; echo listening >&4; } 3<&- &';
 
 /**
  * The host side runs, in order: setpriv (the whole tree dies with the service), pasta (a new user
@@ -197,12 +216,15 @@ export function planSpawn(s: SpawnSettings, req: SandboxRequest): SpawnPlan {
     '-t',
     req.ports?.length ? req.ports.map((p) => `127.0.0.1/${p}`).join(',') : 'none',
   ];
-  // The shell closes every descriptor but the arguments' (pasta leaves some of its own open), loads
-  // the rules, then becomes prlimit, which becomes bwrap.
+  // The shell closes every descriptor but the arguments' (and the readiness socket of a server
+  // app; pasta leaves some of its own open), loads the rules, starts the readiness watch of a
+  // server app, then becomes prlimit, which becomes bwrap.
+  const ready = req.ports?.length ? req.ports[0] : undefined;
   const script = [
-    'for fd in $(ls /proc/self/fd); do [ "$fd" -le 3 ] || eval "exec $fd>&-"; done',
+    `for fd in $(ls /proc/self/fd); do [ "$fd" -le ${ready ? 4 : 3} ] || eval "exec $fd>&-"; done`,
     `printf '%s' "$SLIPWAY_NFT_RULES" | ${tools.nft} -f - || { echo "slipway: the sandbox's network rules could not be loaded" >&2; exit 125; }`,
     'unset SLIPWAY_NFT_RULES',
+    ...(ready ? [READY_WATCH, 'exec 4>&-'] : []),
     'exec "$@"',
   ].join('\n');
   const prlimit = [
@@ -245,8 +267,13 @@ export function planSpawn(s: SpawnSettings, req: SandboxRequest): SpawnPlan {
       tools.prlimit,
       ...prlimit,
     ],
-    env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', SLIPWAY_NFT_RULES: s.rules },
+    env: {
+      PATH: '/usr/sbin:/usr/bin:/sbin:/bin',
+      SLIPWAY_NFT_RULES: s.rules,
+      ...(ready ? { SLIPWAY_READY_PORT: String(ready) } : {}),
+    },
     fd3: Buffer.from(bwrap.map((a) => `${a}\0`).join('')),
+    ...(ready ? { readyFd: 4 as const } : {}),
     ...(s.user ? { uid: s.user.uid, gid: s.user.gid } : {}),
   };
 }
