@@ -227,25 +227,36 @@ export function planSpawn(s: SpawnSettings, req: SandboxRequest): SpawnPlan {
     ...(ready ? [READY_WATCH, 'exec 4>&-'] : []),
     'exec "$@"',
   ].join('\n');
-  const prlimit = [
+  const limitArgs = [
     `--nproc=${limits.processes}`,
     `--data=${limits.memoryBytes}`,
     `--fsize=${limits.fileBytes}`,
     '--core=0',
     '--',
-    tools.bwrap,
-    '--args',
-    '3',
-    '--',
-    ...req.argv,
   ];
+  const prlimit = [...limitArgs, tools.bwrap, '--args', '3', '--', ...req.argv];
 
   if (req.network === false) {
-    // bwrap's own network namespace: nothing but a loopback of its own.
+    // bwrap's own network namespace: nothing but a loopback of its own. prlimit runs inside
+    // bwrap's user namespace here: RLIMIT_NPROC counts the processes of the user in the namespace
+    // where it is set, and outside that is the host's, where every sandbox (and, as root, every
+    // other service using the same SLIPWAY_SANDBOX_USER) runs as the same user. With pasta, the
+    // limit is set inside pasta's own user namespace.
     const options = Buffer.from(['--unshare-net', ...bwrap].map((a) => `${a}\0`).join(''));
     return {
       command: tools.setpriv,
-      args: ['--pdeathsig', 'KILL', '--', tools.prlimit, ...prlimit],
+      args: [
+        '--pdeathsig',
+        'KILL',
+        '--',
+        tools.bwrap,
+        '--args',
+        '3',
+        '--',
+        tools.prlimit,
+        ...limitArgs,
+        ...req.argv,
+      ],
       env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' },
       fd3: options,
       ...(s.user ? { uid: s.user.uid, gid: s.user.gid } : {}),
