@@ -1,8 +1,8 @@
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { STATUS_CODES, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
-import { Agent, type Dispatcher } from 'undici';
+import { Agent, buildConnector, type Dispatcher } from 'undici';
 import { DEPLOYMENT_HEADER } from './deployment-header.ts';
 import { EDGE_PAGES, sendPage } from './pages.ts';
 import type { ByteCounter } from './static.ts';
@@ -173,12 +173,35 @@ export interface Proxy {
   close(): void;
 }
 
-export function createProxy(): Proxy {
+/**
+ * Opens a connection to the app on `port` from inside its sandbox (RuntimeSupervisor's
+ * openConnection): false when it cannot, and the proxy connects to 127.0.0.1:port instead.
+ */
+export type DirectConnect = (port: number, done: (socket: Socket | null) => void) => boolean;
+
+export function createProxy(opts: { connect?: DirectConnect } = {}): Proxy {
+  const tcp = buildConnector({});
+  const direct = opts.connect;
   // Connections to each app are kept and reused (undici's pool per origin, dropped once all its
-  // connections are closed), saving a TCP handshake and a forwarded connection per request. No
-  // time limits of its own: an app may stream (server-sent events) or think as long as it likes,
-  // as it could before; the client leaving ends the request.
-  const agent = new Agent({ headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 4000 });
+  // connections are closed), saving a TCP handshake and a forwarded connection per request. A
+  // new one comes from inside the app's sandbox when it can (no pasta between the edge and the
+  // app), else through pasta's forwarded port. No time limits of its own: an app may stream
+  // (server-sent events) or think as long as it likes, as it could before; the client leaving
+  // ends the request.
+  const agent = new Agent({
+    headersTimeout: 0,
+    bodyTimeout: 0,
+    keepAliveTimeout: 4000,
+    // A connection made through pasta (while the app's helper starts) is replaced in time.
+    maxRequestsPerClient: 1000,
+    connect: direct
+      ? (options, callback) => {
+          const through = (socket: Socket | null) =>
+            socket ? callback(null, socket) : tcp(options, callback);
+          if (!direct(Number(options.port), through)) tcp(options, callback);
+        }
+      : tcp,
+  });
   const origins = new Map<number, string>();
 
   return {

@@ -1,6 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import type { Readable } from 'node:stream';
+import { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Sandbox } from '../sandbox/index.ts';
 import { spawnPlanned } from '../sandbox/spawn-planned.ts';
@@ -62,6 +63,27 @@ export interface RuntimeSupervisor {
    */
   portOf(deploymentId: string): number | undefined;
   status(deploymentId: string): RuntimeStatus | undefined;
+  /**
+   * Opens a connection to the app listening on `port` from inside its sandbox (its connection
+   * helper, see connect-helper.ts) and gives it to `done`, or null when that failed. Returns false,
+   * calling nothing, when there is no such helper ready (no sandbox, the app is starting): then
+   * connect to 127.0.0.1:port, pasta's forward.
+   */
+  openConnection(port: number, done: (socket: Socket | null) => void): boolean;
+}
+
+/** How long after an app listens its connection helper starts (see spawn.ts, READY_WATCH). */
+const HELPER_START_DELAY_MS = 200;
+
+/** How long a connection from an app's helper may take before the edge goes through pasta. */
+const HELPER_CONNECT_MS = 1000;
+
+/** A running app's connection helper, reached over the sandbox's IPC channel (fd 5). */
+interface Helper {
+  child: ChildProcess;
+  ready: boolean;
+  next: number;
+  pending: Map<number, (socket: Socket | null) => void>;
 }
 
 interface Supervised {
@@ -73,6 +95,7 @@ interface Supervised {
   exited: Promise<void>;
   /** In the sandbox: true once the sandbox says the app accepts connections, false if it ends first. */
   listening: Promise<boolean> | null;
+  helper: Helper | null;
   startedAt: number;
   restarts: number;
   delayMs: number;
@@ -97,7 +120,7 @@ function defaultBaseEnv(): Record<string, string> {
  * SpawnPlan.readyFd), false when the socket closes first; null without one (no sandbox).
  */
 function readiness(child: ChildProcess): Promise<boolean> | null {
-  const socket = child.stdio[4] as Readable | null | undefined;
+  const socket = child.stdio[4] as Duplex | null | undefined;
   if (!socket) return null;
   return new Promise((resolve) => {
     let said = '';
@@ -106,13 +129,41 @@ function readiness(child: ChildProcess): Promise<boolean> | null {
       said += chunk;
       if (!said.includes('listening')) return;
       resolve(true);
-      socket.destroy();
+      // Then the connection helper: once the app's first requests (through pasta) are answered.
+      setTimeout(() => socket.end('helper\n'), HELPER_START_DELAY_MS).unref();
     });
     socket.on('error', () => undefined);
     socket.on('close', () => resolve(false));
     // The watch ends when its socket does: with the sandbox gone it has nothing left to watch.
     child.once('exit', () => socket.destroy());
   });
+}
+
+/** The connection helper on the child's IPC channel, once it says it is ready; null without one. */
+function connectionHelper(child: ChildProcess): Helper | null {
+  if (!child.send) return null;
+  const helper: Helper = { child, ready: false, next: 0, pending: new Map() };
+  child.on('message', (message: unknown, handle: unknown) => {
+    if (typeof message !== 'object' || message === null) return;
+    const m = message as { ready?: unknown; connected?: unknown; failed?: unknown };
+    if (m.ready === true) helper.ready = true;
+    const id = typeof m.connected === 'number' ? m.connected : m.failed;
+    if (typeof id !== 'number') return;
+    const done = helper.pending.get(id);
+    helper.pending.delete(id);
+    const socket = handle instanceof Socket && m.connected === id ? handle : null;
+    // Too late (the edge went through pasta meanwhile): not needed any more.
+    if (!done) socket?.destroy();
+    else done(socket);
+  });
+  child.on('disconnect', () => {
+    helper.ready = false;
+    for (const done of helper.pending.values()) done(null);
+    helper.pending.clear();
+  });
+  // The channel must not keep the service running, nor fail it.
+  child.on('error', () => undefined);
+  return helper;
 }
 
 /** Runs deployments' server processes on 127.0.0.1 and keeps them up. */
@@ -158,6 +209,7 @@ export function createRuntimeSupervisor(opts: RuntimeSupervisorOptions): Runtime
       s.child = null;
       s.exited = Promise.resolve();
       s.listening = null;
+      s.helper = null;
       say(s, `could not start ${s.spec.command.join(' ')}: ${(err as Error).message}`);
       queueMicrotask(() => onExit(s, null, null));
       return;
@@ -165,6 +217,7 @@ export function createRuntimeSupervisor(opts: RuntimeSupervisorOptions): Runtime
     s.child = child;
     s.startedAt = Date.now();
     s.listening = readiness(child);
+    s.helper = connectionHelper(child);
     for (const [stream, name] of [
       [child.stdout, 'stdout'],
       [child.stderr, 'stderr'],
@@ -327,6 +380,7 @@ export function createRuntimeSupervisor(opts: RuntimeSupervisorOptions): Runtime
         child: null,
         exited: Promise.resolve(),
         listening: null,
+        helper: null,
         startedAt: Date.now(),
         restarts: 0,
         delayMs: initialMs / 2,
@@ -347,6 +401,30 @@ export function createRuntimeSupervisor(opts: RuntimeSupervisorOptions): Runtime
     portOf(deploymentId) {
       const s = running.get(deploymentId);
       return s && s.port > 0 ? s.port : undefined;
+    },
+    openConnection(port, done) {
+      let helper: Helper | null = null;
+      for (const s of running.values()) {
+        if (s.port === port && s.state === 'running') helper = s.helper;
+      }
+      if (!helper?.ready || !helper.child.connected) return false;
+      const id = ++helper.next;
+      const h = helper;
+      const timer = setTimeout(() => {
+        if (h.pending.delete(id)) done(null);
+      }, HELPER_CONNECT_MS);
+      timer.unref();
+      h.pending.set(id, (socket) => {
+        clearTimeout(timer);
+        done(socket);
+      });
+      h.child.send({ connect: id }, (err) => {
+        if (err && h.pending.delete(id)) {
+          clearTimeout(timer);
+          done(null);
+        }
+      });
+      return true;
     },
     status(deploymentId) {
       const s = running.get(deploymentId);

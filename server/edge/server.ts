@@ -32,8 +32,11 @@ export interface EdgeServerOptions {
   resolver: HostResolver;
   /** The artifact store's root directory (config.artifactsDir). */
   artifactsRoot: string;
-  /** Runs server apps; deployments it supervises are proxied to instead of served as files. */
-  supervisor?: Pick<RuntimeSupervisor, 'portOf'>;
+  /**
+   * Runs server apps; deployments it supervises are proxied to instead of served as files, over
+   * connections it opens from inside their sandboxes when it can (openConnection).
+   */
+  supervisor?: Pick<RuntimeSupervisor, 'portOf'> & Partial<Pick<RuntimeSupervisor, 'openConnection'>>;
   /** Starts `node` deployments on demand; without it they answer 503 unless already supervised. */
   launcher?: Pick<RuntimeLauncher, 'ensure' | 'touch' | 'runningPort'>;
   /** Called once per response, synchronously: keep it cheap (push to a buffer). */
@@ -110,7 +113,10 @@ export function createEdgeServer(opts: EdgeServerOptions): Server {
   const compressed = createCompressedCache(opts.artifactsRoot);
   const blobs = createBlobCache(opts.fileCacheBytes ? { maxBytes: opts.fileCacheBytes } : {});
   const files = createStaticServer({ artifacts, compressed, blobs });
-  const proxy = createProxy();
+  const supervisor = opts.supervisor;
+  const proxy = createProxy(
+    supervisor?.openConnection ? { connect: (port, done) => supervisor.openConnection!(port, done) } : {},
+  );
 
   /**
    * Answers a resolved request: at once when it can (a warm static file), else via the promise.

@@ -119,6 +119,7 @@ export async function createSandbox(config: SandboxConfig, opts: CreateSandboxOp
     toolchains: toolchainDirs(process.execPath, config.readOnly),
     etcDir,
     hostPorts: config.hostPorts,
+    node: process.execPath,
     ...(isRoot ? { user: config.user } : {}),
   });
   let settings = settingsFor(await buildNetworkPolicy(config.allow, { lookup: opts.lookup }));

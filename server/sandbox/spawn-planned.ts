@@ -5,7 +5,8 @@ import type { SpawnPlan } from './spawn.ts';
 /**
  * Spawns a plan from Sandbox.plan() and writes bwrap's options to its fd 3. The child leads its
  * own process group (killing -pid ends the whole sandbox). stdout and stderr are pipes, and so is
- * the readiness socket of a server app (child.stdio[4], see SpawnPlan.readyFd).
+ * the readiness socket of a server app (child.stdio[4], see SpawnPlan.readyFd); its fd 5 is the
+ * IPC channel to its connection helper (child.send, 'message').
  */
 export function spawnPlanned(plan: SpawnPlan, opts: { cwd?: string } = {}): ChildProcess {
   const child = spawn(plan.command, plan.args, {
@@ -18,7 +19,7 @@ export function spawnPlanned(plan: SpawnPlan, opts: { cwd?: string } = {}): Chil
       'pipe',
       'pipe',
       plan.fd3 ? 'pipe' : 'ignore',
-      ...(plan.readyFd ? ['pipe' as const] : []),
+      ...(plan.readyFd ? (['pipe', 'ipc'] as const) : []),
     ],
     ...(plan.uid !== undefined ? { uid: plan.uid, gid: plan.gid } : {}),
   });

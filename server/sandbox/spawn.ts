@@ -1,5 +1,6 @@
 import { lstatSync, readlinkSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { CONNECT_HELPER } from './connect-helper.ts';
 
 /** Absolute paths of the programs the sandbox is made of (see detect.ts). */
 export interface SandboxTools {
@@ -51,7 +52,8 @@ export interface SpawnPlan {
   fd3?: Buffer;
   /**
    * The child's fd 4 (a socket pair) carries `listening` once the first of `ports` accepts TCP
-   * connections inside the sandbox (see READY_WATCH). Set for requests with `ports`.
+   * connections inside the sandbox (see READY_WATCH), and its fd 5 is a Node IPC channel to the
+   * connection helper started then (connect-helper.ts). Set for requests with `ports`.
    */
   readyFd?: 4;
   /** Host user to run as (set when the service runs as root). */
@@ -72,6 +74,8 @@ export interface SpawnSettings {
   user?: { uid: number; gid: number };
   /** Ports of the host's 127.0.0.1 reachable inside at 127.0.0.1 (SLIPWAY_SANDBOX_HOST_PORTS). */
   hostPorts?: readonly number[];
+  /** The node that runs a server app's connection helper (connect-helper.ts). */
+  node: string;
 }
 
 /**
@@ -125,16 +129,21 @@ function rootDirs(): string[] {
 /**
  * Started in the background by the sandbox's shell of a server app, inside its network namespace
  * but outside bwrap (tenant code cannot see or signal it): tries the app's port on the namespace's
- * 127.0.0.1 every 5 ms and writes `listening` to fd 4 once it accepts, then ends. The host side
- * of pasta's forward accepts before the app listens, so only a look inside tells; reading
- * /proc/<pid>/net/tcp instead walks the kernel's whole connection table (about 5 ms a read here,
- * on the service's event loop). It never outlives the start: it ends when the service closes its
- * end of fd 4, and with the sandbox's first process (pasta's PID namespace ends with it). The app
- * sees one connection that closes.
+ * 127.0.0.1 every 5 ms and writes `listening` to fd 4 once it accepts, then, when the service
+ * writes a line back (a moment later: the helper's start would otherwise compete with the app's
+ * first requests for the CPU), becomes the connection helper (connect-helper.ts) on the IPC
+ * channel at fd 5. The host side of pasta's forward accepts
+ * before the app listens, so only a look inside tells; reading /proc/<pid>/net/tcp instead walks
+ * the kernel's whole connection table (about 5 ms a read here, on the service's event loop). The
+ * watch never outlives the start: it ends when the service closes its end of fd 4, and with the
+ * sandbox's first process (pasta's PID namespace ends with it). The app sees one connection that
+ * closes.
  */
 const READY_WATCH =
-  '{ while ! { exec 5<>"/dev/tcp/127.0.0.1/$SLIPWAY_READY_PORT"; } 2>/dev/null; do ' +
-  'read -r -t 0.005 -u 4 _; [ $? -gt 128 ] || exit 0; done; echo listening >&4; } 3<&- &';
+  '{ while ! { exec 6<>"/dev/tcp/127.0.0.1/$SLIPWAY_READY_PORT"; } 2>/dev/null; do ' +
+  'read -r -t 0.005 -u 4 _; [ $? -gt 128 ] || exit 0; done; exec 6>&-; echo listening >&4; ' +
+  'read -r -u 4 _ || exit 0; exec 4>&-; ' +
+  'exec "$SLIPWAY_NODE" --v8-pool-size=1 -e "$SLIPWAY_CONNECT_HELPER" >/dev/null; } 3<&- &';
 
 /**
  * The host side runs, in order: setpriv (the whole tree dies with the service), pasta (a new user
@@ -221,10 +230,16 @@ export function planSpawn(s: SpawnSettings, req: SandboxRequest): SpawnPlan {
   // server app, then becomes prlimit, which becomes bwrap.
   const ready = req.ports?.length ? req.ports[0] : undefined;
   const script = [
-    `for fd in $(ls /proc/self/fd); do [ "$fd" -le ${ready ? 4 : 3} ] || eval "exec $fd>&-"; done`,
+    `for fd in $(ls /proc/self/fd); do [ "$fd" -le ${ready ? 5 : 3} ] || eval "exec $fd>&-"; done`,
     `printf '%s' "$SLIPWAY_NFT_RULES" | ${tools.nft} -f - || { echo "slipway: the sandbox's network rules could not be loaded" >&2; exit 125; }`,
     'unset SLIPWAY_NFT_RULES',
-    ...(ready ? [READY_WATCH, 'exec 4>&-'] : []),
+    ...(ready
+      ? [
+          READY_WATCH,
+          'unset SLIPWAY_READY_PORT SLIPWAY_NODE SLIPWAY_CONNECT_HELPER NODE_CHANNEL_FD NODE_CHANNEL_SERIALIZATION_MODE',
+          'exec 4>&- 5>&-',
+        ]
+      : []),
     'exec "$@"',
   ].join('\n');
   const limitArgs = [
@@ -281,7 +296,9 @@ export function planSpawn(s: SpawnSettings, req: SandboxRequest): SpawnPlan {
     env: {
       PATH: '/usr/sbin:/usr/bin:/sbin:/bin',
       SLIPWAY_NFT_RULES: s.rules,
-      ...(ready ? { SLIPWAY_READY_PORT: String(ready) } : {}),
+      ...(ready
+        ? { SLIPWAY_READY_PORT: String(ready), SLIPWAY_NODE: s.node, SLIPWAY_CONNECT_HELPER: CONNECT_HELPER }
+        : {}),
     },
     fd3: Buffer.from(bwrap.map((a) => `${a}\0`).join('')),
     ...(ready ? { readyFd: 4 as const } : {}),

@@ -183,6 +183,31 @@ describe('edge: server apps', () => {
     expect(empty.headers['x-slipway-deployment']).toBe(deploymentId);
   });
 
+  it('opens connections to the app from inside its sandbox, so that pasta copies nothing', async () => {
+    const appPort = supervisor.portOf(deploymentId)!;
+    const socket = await new Promise<Socket | null>((resolve, reject) => {
+      const deadline = Date.now() + 5000;
+      // The helper starts once the app listens; until it says it is ready, none is opened.
+      const attempt = () => {
+        if (supervisor.openConnection(appPort, resolve)) return;
+        if (Date.now() > deadline) reject(new Error('no connection helper within 5 s'));
+        else setTimeout(attempt, 5);
+      };
+      attempt();
+    });
+    expect(socket).not.toBeNull();
+    socket!.end(`GET /direct HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+    const answer = await new Promise<string>((resolve) => {
+      let text = '';
+      socket!.on('data', (d: Buffer) => (text += d.toString()));
+      socket!.on('close', () => resolve(text));
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 200 OK/);
+    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toMatchObject({ url: '/direct' });
+    // No app on a port: nothing to open, the proxy goes through 127.0.0.1:port.
+    expect(supervisor.openConnection(1, () => undefined)).toBe(false);
+  });
+
   it('forwards upgrades (WebSocket) to the app and refuses them for static sites', async () => {
     const upgrade = (h: string) =>
       new Promise<{ status: number; headers: IncomingHttpHeaders; socket?: Socket }>((resolve, reject) => {
