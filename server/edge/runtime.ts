@@ -4,7 +4,7 @@ import { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Sandbox } from '../sandbox/index.ts';
-import { spawnPlanned } from '../sandbox/spawn-planned.ts';
+import { spawnPlanned, startSpare } from '../sandbox/spawn-planned.ts';
 import { findFreePort } from './free-port.ts';
 
 /** How to run a deployment's server process. */
@@ -70,7 +70,19 @@ export interface RuntimeSupervisor {
    * connect to 127.0.0.1:port, pasta's forward.
    */
   openConnection(port: number, done: (socket: Socket | null) => void): boolean;
+  /** The port of the sandbox started ahead of the next app (see `spare`), if one is up. */
+  sparePort(): number | undefined;
 }
+
+/** A sandbox started ahead of its app (Sandbox.spare), holding `port`. */
+interface Spare {
+  child: ChildProcess;
+  port: number;
+  generation: number;
+}
+
+/** How long after an app's start the next app's sandbox is prepared (not to slow this one). */
+const SPARE_DELAY_MS = 500;
 
 /** How long after an app listens its connection helper starts (see spawn.ts, READY_WATCH). */
 const HELPER_START_DELAY_MS = 200;
@@ -191,20 +203,25 @@ export function createRuntimeSupervisor(opts: RuntimeSupervisorOptions): Runtime
   const usedPorts = () => new Set([...running.values()].map((s) => s.port));
 
   /** Spawns the process on s.port; s.exited settles when it is gone, for any reason. */
-  function spawnChild(s: Supervised): void {
+  function spawnChild(s: Supervised, spare: Spare | null = null): void {
     const [cmd, ...args] = s.spec.command;
     let child: ChildProcess;
     try {
-      // Its own process group, so that stop() also ends what `npm start` or a shell spawned.
-      const plan = sandbox.plan({
+      const req = {
         argv: [cmd!, ...args],
         cwd: s.spec.dir,
         env: { ...baseEnv, ...s.spec.env, PORT: String(s.port) },
         writable: [],
         readOnly: [s.spec.dir],
         ports: [s.port],
-      });
-      child = spawnPlanned(plan, { cwd: sandbox.mode === 'off' ? s.spec.dir : undefined });
+      };
+      if (spare && sandbox.spare) {
+        child = spare.child;
+        startSpare(child, sandbox.spare.input(req));
+      } else {
+        // Its own process group, so that stop() also ends what `npm start` or a shell spawned.
+        child = spawnPlanned(sandbox.plan(req), { cwd: sandbox.mode === 'off' ? s.spec.dir : undefined });
+      }
     } catch (err) {
       s.child = null;
       s.exited = Promise.resolve();
@@ -338,14 +355,75 @@ export function createRuntimeSupervisor(opts: RuntimeSupervisorOptions): Runtime
     sendSignal(pid, 'SIGKILL', true);
   }
 
+  /**
+   * A sandbox started ahead of the next app (its network up, its rules loaded), so that a cold
+   * start waits only for bwrap and the app: made half a second after each start, one at a time.
+   */
+  let spare: Spare | null = null;
+  let preparing = false;
+  let closed = false;
+
+  const killSpare = (sp: Spare) => {
+    try {
+      process.kill(-sp.child.pid!, 'SIGKILL');
+    } catch {
+      // Gone already.
+    }
+  };
+
+  /** The spare, when it is still up and has the current network rules. */
+  function takeSpare(): Spare | null {
+    const sp = spare;
+    spare = null;
+    if (!sp || !sandbox.spare) return null;
+    if (
+      sp.child.exitCode !== null ||
+      sp.child.signalCode !== null ||
+      sp.generation !== sandbox.spare.generation()
+    ) {
+      killSpare(sp);
+      return null;
+    }
+    return sp;
+  }
+
+  function prepareSpareSoon(): void {
+    const plans = sandbox.spare;
+    if (!plans || sandbox.mode !== 'bubblewrap' || closed || spare || preparing) return;
+    preparing = true;
+    setTimeout(() => {
+      void (async () => {
+        const port = await findFreePort(opts.portRange, usedPorts());
+        if (closed || spare) return;
+        const child = spawnPlanned(plans.plan(port));
+        const sp: Spare = { child, port, generation: plans.generation() };
+        child.on('error', () => undefined);
+        child.once('exit', () => {
+          if (spare === sp) spare = null;
+        });
+        spare = sp;
+      })()
+        .catch(() => undefined)
+        .finally(() => {
+          preparing = false;
+        });
+    }, SPARE_DELAY_MS).unref();
+  }
+
   async function begin(deploymentId: string, spec: RuntimeSpec): Promise<{ port: number }> {
     if (spec.command.length === 0) throw new Error('the runtime command is empty');
     const s = running.get(deploymentId)!;
-    s.port = await findFreePort(opts.portRange, usedPorts());
-    if (s.stopping) throw new Error(`deployment ${deploymentId} was stopped while starting`);
+    const ready = takeSpare();
+    s.port = ready ? ready.port : await findFreePort(opts.portRange, usedPorts());
+    if (s.stopping) {
+      if (ready) killSpare(ready);
+      throw new Error(`deployment ${deploymentId} was stopped while starting`);
+    }
     say(s, `starting ${spec.command.join(' ')} on port ${s.port}`);
-    spawnChild(s);
-    if (await waitUntilAccepting(s, startTimeoutMs)) {
+    spawnChild(s, ready);
+    const up = await waitUntilAccepting(s, startTimeoutMs);
+    prepareSpareSoon();
+    if (up) {
       s.state = 'running';
       say(s, `listening on port ${s.port}`);
       return { port: s.port };
@@ -396,6 +474,10 @@ export function createRuntimeSupervisor(opts: RuntimeSupervisorOptions): Runtime
     },
     stop,
     async stopAll() {
+      closed = true;
+      const sp = spare;
+      spare = null;
+      if (sp) killSpare(sp);
       await Promise.all([...running.keys()].map(stop));
     },
     portOf(deploymentId) {
@@ -425,6 +507,9 @@ export function createRuntimeSupervisor(opts: RuntimeSupervisorOptions): Runtime
         }
       });
       return true;
+    },
+    sparePort() {
+      return spare && spare.child.exitCode === null ? spare.port : undefined;
     },
     status(deploymentId) {
       const s = running.get(deploymentId);

@@ -81,6 +81,7 @@ describe('runtime sampler', () => {
       status: (id): RuntimeStatus | undefined =>
         pids.has(id) ? { state: 'running', port: 4000, pid: pids.get(id), restarts: 0 } : undefined,
       openConnection: () => false,
+      sparePort: () => undefined,
     };
   }
 

@@ -1,6 +1,6 @@
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { Socket } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +11,7 @@ import { createEdgeServer } from '../../../server/edge/server.ts';
 import { createTestApp, type TestApp } from '../../helpers/app.ts';
 import { ManualClock } from '../../helpers/clock.ts';
 import { edgeRequest, insertDeployment, insertProject, listen } from '../../helpers/edge.ts';
+import { waitFor } from '../../helpers/wait-for.ts';
 import { createServiceSandbox } from '../../../server/sandbox/index.ts';
 
 /** A tiny Node server app, as a user would deploy one: it listens on process.env.PORT. */
@@ -206,6 +207,32 @@ describe('edge: server apps', () => {
     expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toMatchObject({ url: '/direct' });
     // No app on a port: nothing to open, the proxy goes through 127.0.0.1:port.
     expect(supervisor.openConnection(1, () => undefined)).toBe(false);
+  });
+
+  it('starts the next app in a sandbox made ready ahead, with its own command, files and variables', async () => {
+    // Made half a second after the previous start.
+    const sparePort = await waitFor('a sandbox made ready ahead', () => supervisor.sparePort(), 10_000);
+    const { port: appPort } = await supervisor.start('dpl_spare', {
+      dir,
+      command: [process.execPath, 'server.mjs'],
+      env: { GREETING: 'from the spare' },
+    });
+    expect(appPort).toBe(sparePort);
+    const socket = connect(appPort, '127.0.0.1');
+    socket.end('GET /spare HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    const answer = await new Promise<string>((resolve) => {
+      let text = '';
+      socket.on('data', (d: Buffer) => (text += d.toString()));
+      socket.on('close', () => resolve(text));
+    });
+    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toMatchObject({
+      url: '/spare',
+      greeting: 'from the spare',
+      leaked: null,
+    });
+    await supervisor.stop('dpl_spare');
+    // And the next one is made ready in turn.
+    await waitFor('another sandbox made ready ahead', () => supervisor.sparePort(), 10_000);
   });
 
   it('forwards upgrades (WebSocket) to the app and refuses them for static sites', async () => {
