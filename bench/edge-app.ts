@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,6 +25,45 @@ createServer((req, res) => {
 
 const ROUNDS = 5;
 const COLD_STARTS = 10;
+
+const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => existsSync(p));
+
+/**
+ * Debian's nginx (one worker) as a reverse proxy in front of the bare app, keeping its
+ * connections to it: what any proxy in front of the app costs on this machine, the floor under
+ * the edge's own figure. Null when nginx is not installed.
+ */
+async function startNginxProxy(appPort: number) {
+  if (!NGINX) return null;
+  const port = await findFreePort();
+  const dir = mkdtempSync(join(tmpdir(), 'slipway-nginx-proxy-'));
+  const conf = join(dir, 'nginx.conf');
+  writeFileSync(
+    conf,
+    `user root; worker_processes 1; daemon off; pid ${dir}/nginx.pid; error_log ${dir}/error.log;
+events { worker_connections 1024; }
+http { access_log off; keepalive_requests 100000; upstream app { server 127.0.0.1:${appPort}; keepalive 32; }
+  client_body_temp_path ${dir}; proxy_temp_path ${dir}; fastcgi_temp_path ${dir}; uwsgi_temp_path ${dir}; scgi_temp_path ${dir};
+  server { listen 127.0.0.1:${port}; location / { proxy_pass http://app; proxy_http_version 1.1; proxy_set_header Connection ""; } } }`,
+  );
+  const child = spawn(NGINX, ['-c', conf, '-p', dir], { stdio: 'ignore' });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  for (let i = 0; (await get(`http://127.0.0.1:${port}/`).catch(() => 0)) !== 200; i++) {
+    if (i > 400) throw new Error('nginx did not start');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  // The one worker, which answers every request (the master only starts it).
+  const worker = readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').trim().split(' ')[0];
+  return {
+    url: `http://127.0.0.1:${port}/`,
+    pid: worker ? Number(worker) : undefined,
+    stop: async () => {
+      child.kill('SIGTERM');
+      await exited;
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 const round1 = (x: number) => Math.round(x * 10) / 10;
@@ -112,8 +151,10 @@ function cpuOf(pids: number[]): () => number | undefined {
  * sandbox through its forwarded port, and through the edge (a real deployment of kind `node`
  * started by the edge, as visitors reach it), taking turns (see `alternate`). Then its cold
  * start: from the edge's first request for the stopped app to the answer, against `node
- * server.mjs` bare from spawn to its first answer. Targets: >= 80% of bare through the edge;
- * cold start <= bare + 50 ms.
+ * server.mjs` bare from spawn to its first answer, a second apart. Targets: >= 80% of bare
+ * through the edge; cold start <= bare + 50 ms. With nginx installed, nginx as a reverse proxy in
+ * front of the bare app too: what any proxy costs here (the load generator, the proxy and the app
+ * share two cores).
  */
 export async function benchEdgeApp(seconds: number): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'slipway-bench-app-'));
@@ -127,6 +168,7 @@ export async function benchEdgeApp(seconds: number): Promise<string> {
   });
   const barePort = await findFreePort();
   const bare = startBare(dir, barePort);
+  let nginx: Awaited<ReturnType<typeof startNginxProxy>> = null;
   try {
     // Up when it answers.
     for (let i = 0; (await get(`http://127.0.0.1:${barePort}/`).catch(() => 0)) !== 200; i++) {
@@ -134,6 +176,7 @@ export async function benchEdgeApp(seconds: number): Promise<string> {
       await new Promise((r) => setTimeout(r, 5));
     }
     const app = await control<{ port: number; pids: number[] }>(info, '/app');
+    nginx = await startNginxProxy(barePort);
     const sandboxCpu = cpuOf(app.pids);
     const edgeCpu = processCpuUs(edgePid);
     // Each sample of the edge case's CPU, split: the edge's part and the sandbox's.
@@ -160,6 +203,15 @@ export async function benchEdgeApp(seconds: number): Promise<string> {
         cpu: edgeCase,
       },
     ];
+    if (nginx) {
+      const bareCpu = processCpuUs(bare.child.pid);
+      const nginxCpu = processCpuUs(nginx.pid);
+      cases.push({
+        name: 'nginx proxy, bare app',
+        url: nginx.url,
+        cpu: () => (bareCpu() ?? 0) + (nginxCpu() ?? 0),
+      });
+    }
     const results = await alternate(cases, { seconds, rounds: ROUNDS });
     const base = results.get('bare app')!;
     const rows = [...results].map(([name, r]) => ({
@@ -181,6 +233,9 @@ export async function benchEdgeApp(seconds: number): Promise<string> {
     await bareColdStart(dir);
     await edgeColdStart(info);
     for (let i = 0; i < COLD_STARTS; i++) {
+      // A second apart, as stopped apps are visited: the edge prepares the next app's sandbox
+      // half a second after a start.
+      await new Promise((r) => setTimeout(r, 1000));
       bareStarts.push(await bareColdStart(dir));
       edgeStarts.push(await edgeColdStart(info));
     }
@@ -198,7 +253,7 @@ export async function benchEdgeApp(seconds: number): Promise<string> {
     return [
       `Server app, 1 KiB node:http (median of ${ROUNDS} alternating ${seconds} s rounds, 10 connections)`,
       table(rows),
-      `Through the edge, server CPU: edge ${edgeShare}%, sandbox (pasta and app) ${100 - edgeShare}%`,
+      `Through the edge, server CPU: edge ${edgeShare}%, sandbox (app, helper, pasta) ${100 - edgeShare}%`,
       `Target: >= 80% of the bare app through the edge -> ${through}%: ${through >= 80 ? 'met' : 'NOT met'}`,
       '',
       starts,
@@ -206,7 +261,7 @@ export async function benchEdgeApp(seconds: number): Promise<string> {
     ].join('\n');
   } finally {
     bare.child.kill('SIGKILL');
-    await Promise.all([stop(), bare.exited]);
+    await Promise.all([stop(), bare.exited, nginx?.stop()]);
     rmSync(dir, { recursive: true, force: true });
   }
 }
