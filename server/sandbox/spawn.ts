@@ -134,18 +134,19 @@ function rootDirs(): string[] {
  * 127.0.0.1 every 5 ms and writes `listening` to fd 4 once it accepts, then, when the service
  * writes a line back (a moment later: the helper's start would otherwise compete with the app's
  * first requests for the CPU), becomes the connection helper (connect-helper.ts) on the IPC
- * channel at fd 5. The host side of pasta's forward accepts
- * before the app listens, so only a look inside tells; reading /proc/<pid>/net/tcp instead walks
- * the kernel's whole connection table (about 5 ms a read here, on the service's event loop). The
+ * channel at fd 5, in a process group of its own (an app's CPU and memory figures sum its
+ * group, and the helper is the edge's cost, not the app's; it still ends with the sandbox, whose
+ * PID namespace ends with its first process). The host side of pasta's forward accepts before
+ * the app listens, so only a look inside tells; reading /proc/<pid>/net/tcp instead walks the
+ * kernel's whole connection table (about 5 ms a read here, on the service's event loop). The
  * watch never outlives the start: it ends when the service closes its end of fd 4, and with the
- * sandbox's first process (pasta's PID namespace ends with it). The app sees one connection that
- * closes.
+ * sandbox's first process. The app sees one connection that closes.
  */
 const READY_WATCH =
   '{ while ! { exec 6<>"/dev/tcp/127.0.0.1/$SLIPWAY_READY_PORT"; } 2>/dev/null; do ' +
   'read -r -t 0.005 -u 4 _; [ $? -gt 128 ] || exit 0; done; exec 6>&-; echo listening >&4; ' +
   'read -r -u 4 _ || exit 0; exec 4>&-; ' +
-  'exec "$SLIPWAY_NODE" --v8-pool-size=1 -e "$SLIPWAY_CONNECT_HELPER" >/dev/null; } 3<&- &';
+  'exec setsid "$SLIPWAY_NODE" --v8-pool-size=1 -e "$SLIPWAY_CONNECT_HELPER" >/dev/null; } 3<&- &';
 
 /**
  * The host side runs, in order: setpriv (the whole tree dies with the service), pasta (a new user
