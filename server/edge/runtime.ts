@@ -84,6 +84,12 @@ interface Spare {
 /** How long after an app's start the next app's sandbox is prepared (not to slow this one). */
 const SPARE_DELAY_MS = 500;
 
+/**
+ * How often the edge also looks for a starting app itself, in case the sandbox's watch cannot work
+ * (each look reads the kernel's connection table: milliseconds on the event loop).
+ */
+const FALLBACK_LOOK_MS = 500;
+
 /** How long after an app listens its connection helper starts (see spawn.ts, READY_WATCH). */
 const HELPER_START_DELAY_MS = 200;
 
@@ -304,7 +310,21 @@ export function createRuntimeSupervisor(opts: RuntimeSupervisorOptions): Runtime
       const timeout = new Promise<false>((resolve) => {
         timer = setTimeout(() => resolve(false), timeoutMs);
       });
-      const ok = await Promise.race([s.listening, s.exited.then(() => false), timeout]);
+      // Should the watch not work here (a bash built without /dev/tcp), a slow look from outside.
+      let looking = true;
+      const look = (async () => {
+        while (looking) {
+          await sleep(FALLBACK_LOOK_MS);
+          if (looking && child?.pid !== undefined && (await sandbox.isListening(child.pid, s.port))) {
+            // The watch cannot tell: end it (it would try the port every 5 ms for ever).
+            (child.stdio[4] as Duplex | null | undefined)?.destroy();
+            return true;
+          }
+        }
+        return false;
+      })();
+      const ok = await Promise.race([s.listening, look, s.exited.then(() => false), timeout]);
+      looking = false;
       // The watch ends with the sandbox's first process, a moment before the whole sandbox has
       // exited: report the exit as such.
       if (!ok) await Promise.race([s.exited, timeout]);
