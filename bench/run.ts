@@ -6,6 +6,7 @@ import { benchBuilds } from './builds.ts';
 import { benchDashboard } from './dashboard.ts';
 import { benchData } from './data.ts';
 import { benchEdge } from './edge.ts';
+import { benchEdgeApp } from './edge-app.ts';
 import { benchEdgeFlood } from './edge-flood.ts';
 import { benchEdgeHosts } from './edge-hosts.ts';
 import { benchMetrics } from './metrics.ts';
@@ -23,6 +24,7 @@ const suites: Record<string, () => Promise<string>> = {
   api: () => benchApi(seconds),
   builds: () => benchBuilds(),
   edge: () => benchEdge(seconds),
+  'edge-app': () => benchEdgeApp(seconds),
   'edge-flood': () => benchEdgeFlood(),
   'edge-hosts': () => benchEdgeHosts(seconds),
   webhooks: () => benchWebhooks(),

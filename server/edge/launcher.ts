@@ -38,6 +38,12 @@ export interface RuntimeLauncher {
   ensure(target: Target): Promise<number>;
   /** Records a request, which keeps the app from being stopped as idle. */
   touch(deploymentId: string): void;
+  /**
+   * The port of the deployment's app when it is running (or restarting) and no start is under
+   * way, recording the request as touch() does; undefined when ensure() is needed. The warm path
+   * of every proxied request: no promise.
+   */
+  runningPort(deploymentId: string): number | undefined;
   /** The projects that have an app this launcher started (or is starting) and has not stopped. */
   projects(): string[];
   /**
@@ -212,6 +218,12 @@ export function createRuntimeLauncher(opts: RuntimeLauncherOptions): RuntimeLaun
     },
     touch(deploymentId) {
       if (lastUsed.has(deploymentId)) lastUsed.set(deploymentId, now());
+    },
+    runningPort(deploymentId) {
+      if (starting.has(deploymentId)) return undefined;
+      const port = supervisor.portOf(deploymentId);
+      if (port !== undefined && lastUsed.has(deploymentId)) lastUsed.set(deploymentId, now());
+      return port;
     },
     projects() {
       return [...new Set([...apps.values()].map((a) => a.projectId))];

@@ -1,15 +1,15 @@
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import {
-  Agent,
   STATUS_CODES,
-  request,
   type IncomingHttpHeaders,
   type IncomingMessage,
   type OutgoingHttpHeaders,
   type ServerResponse,
 } from 'node:http';
 import type { TLSSocket } from 'node:tls';
+import { Agent, buildConnector, type Dispatcher } from 'undici';
+import { DEPLOYMENT_HEADER } from './deployment-header.ts';
 import { EDGE_PAGES, sendPage } from './pages.ts';
 import type { ByteCounter } from './static.ts';
 
@@ -26,16 +26,17 @@ const HOP_BY_HOP = new Set([
   'upgrade',
 ]);
 
-/** The X-Forwarded-* headers for a request from `req`'s client. */
-function forwardedHeaders(req: IncomingMessage): Record<string, string> {
-  const client = req.socket.remoteAddress ?? '';
-  const prior = req.headers['x-forwarded-for'];
-  return {
-    'x-forwarded-for': prior ? `${String(prior)}, ${client}` : client,
-    'x-forwarded-host': req.headers.host ?? '',
-    'x-forwarded-proto': (req.socket as TLSSocket).encrypted ? 'https' : 'http',
-  };
-}
+/**
+ * Request headers never passed on as received: the hop-by-hop ones; `expect`, which the edge's
+ * own server has answered already (`100 Continue`); and the X-Forwarded-* fields the edge sets.
+ */
+const NOT_FORWARDED = new Set([
+  ...HOP_BY_HOP,
+  'expect',
+  'x-forwarded-for',
+  'x-forwarded-host',
+  'x-forwarded-proto',
+]);
 
 /** Answers an upgrade request that will not be forwarded, and closes the connection. */
 export function refuseUpgrade(socket: Duplex, status: number): void {
@@ -44,13 +45,56 @@ export function refuseUpgrade(socket: Duplex, status: number): void {
   );
 }
 
-function endToEnd(headers: IncomingHttpHeaders): IncomingHttpHeaders {
-  const named = String(headers.connection ?? '')
+/** The names a `Connection` header lists: hop-by-hop too, for that one message (RFC 9110 7.6.1). */
+function connectionOptions(value: string | string[] | undefined): Set<string> | null {
+  if (value === undefined) return null;
+  const names = String(value)
     .split(',')
     .map((h) => h.trim().toLowerCase());
-  const out: IncomingHttpHeaders = {};
-  for (const [key, value] of Object.entries(headers)) {
-    if (value !== undefined && !HOP_BY_HOP.has(key) && !named.includes(key)) out[key] = value;
+  return names.length === 1 && (names[0] === 'keep-alive' || names[0] === 'close') ? null : new Set(names);
+}
+
+/** The X-Forwarded-* fields for a request from `req`'s client, as [name, value, ...]. */
+function forwardedFields(req: IncomingMessage): string[] {
+  const client = req.socket.remoteAddress ?? '';
+  const prior = req.headers['x-forwarded-for'];
+  return [
+    'x-forwarded-for',
+    prior ? `${String(prior)}, ${client}` : client,
+    'x-forwarded-host',
+    req.headers.host ?? '',
+    'x-forwarded-proto',
+    (req.socket as TLSSocket).encrypted ? 'https' : 'http',
+  ];
+}
+
+/**
+ * The request's end-to-end fields as a flat [name, value, ...] list, the X-Forwarded-* ones last.
+ * From `req.headers`, so that what the edge removed there (its probe token) stays removed.
+ */
+function requestFields(req: IncomingMessage): string[] {
+  const headers = req.headers;
+  const named = connectionOptions(headers.connection);
+  const out: string[] = [];
+  for (const name in headers) {
+    const value = headers[name];
+    if (value === undefined || NOT_FORWARDED.has(name) || named?.has(name)) continue;
+    if (typeof value === 'string') out.push(name, value);
+    else for (const v of value) out.push(name, v);
+  }
+  out.push(...forwardedFields(req));
+  return out;
+}
+
+/** The response's end-to-end fields for `writeHead`, after the deployment's name. */
+function responseFields(deploymentId: string, headers: IncomingHttpHeaders): string[] {
+  const named = connectionOptions(headers.connection);
+  const out = [DEPLOYMENT_HEADER, deploymentId];
+  for (const name in headers) {
+    const value = headers[name];
+    if (value === undefined || HOP_BY_HOP.has(name) || named?.has(name)) continue;
+    if (typeof value === 'string') out.push(name, value);
+    else for (const v of value) out.push(name, v);
   }
   return out;
 }
@@ -61,77 +105,160 @@ function endToEnd(headers: IncomingHttpHeaders): IncomingHttpHeaders {
  */
 export type AnswerShaper = (status: number, headers: OutgoingHttpHeaders) => number;
 
+/** The response's end-to-end fields as an object, for a shaper to change. */
+function responseObject(headers: IncomingHttpHeaders): OutgoingHttpHeaders {
+  const named = connectionOptions(headers.connection);
+  const out: OutgoingHttpHeaders = {};
+  for (const name in headers) {
+    const value = headers[name];
+    if (value !== undefined && !HOP_BY_HOP.has(name) && !named?.has(name)) out[name] = value;
+  }
+  return out;
+}
+
+/** Whether a request carries a body (RFC 9112 6.3): a GET without one is sent without a stream. */
+const hasBody = (req: IncomingMessage) =>
+  req.headers['transfer-encoding'] !== undefined ||
+  (req.headers['content-length'] !== undefined && req.headers['content-length'] !== '0');
+
+/**
+ * One request on its way to an app and back: the handler undici calls. A class rather than
+ * closures, so a request allocates one object for it.
+ */
+class Forwarding implements Dispatcher.DispatchHandler {
+  controller: Dispatcher.DispatchController | null = null;
+
+  constructor(
+    readonly req: IncomingMessage,
+    readonly res: ServerResponse,
+    readonly deploymentId: string,
+    readonly counter: ByteCounter,
+    readonly shape: AnswerShaper | undefined,
+  ) {
+    // The client left: stop the app's work on its behalf.
+    res.once('close', () => {
+      if (!res.writableFinished) this.controller?.abort(new Error('the client closed the connection'));
+    });
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+  }
+
+  onResponseStart(
+    controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: IncomingHttpHeaders,
+    statusMessage?: string,
+  ): void {
+    const { res } = this;
+    // 1xx answers (103 Early Hints) are not passed on; the final answer follows.
+    if (statusCode < 200 || res.destroyed) return;
+    if (this.shape) {
+      const fields = responseObject(headers);
+      const shaped = this.shape(statusCode, fields);
+      fields[DEPLOYMENT_HEADER] = this.deploymentId;
+      // A changed status gets its own reason phrase, not the app's.
+      if (shaped === statusCode) res.writeHead(statusCode, statusMessage || undefined, fields);
+      else res.writeHead(shaped, fields);
+    } else {
+      res.writeHead(statusCode, statusMessage || undefined, responseFields(this.deploymentId, headers));
+    }
+    // Backpressure: the app's answer waits while the client's connection is full.
+    res.on('drain', () => controller.resume());
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.counter.bytes += chunk.length;
+    if (!this.res.write(chunk)) controller.pause();
+  }
+
+  onResponseEnd(): void {
+    this.res.end();
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, _err: Error): void {
+    const { req, res } = this;
+    if (res.headersSent || res.destroyed) {
+      res.destroy();
+      return;
+    }
+    res.setHeader(DEPLOYMENT_HEADER, this.deploymentId);
+    this.counter.bytes += sendPage(req, res, EDGE_PAGES.notResponding());
+  }
+}
+
 export interface Proxy {
-  /** Forwards the request to the app on 127.0.0.1:port, streaming both bodies; 502 page when it is down. */
+  /**
+   * Forwards the request to the app on 127.0.0.1:port, streaming both bodies, its answer named
+   * by `deploymentId`; the 502 page when the app is down.
+   */
   forward(
     req: IncomingMessage,
     res: ServerResponse,
     port: number,
     counter: ByteCounter,
+    deploymentId: string,
     shape?: AnswerShaper,
-  ): Promise<void>;
+  ): void;
   /** Hands an upgrade request (WebSocket) to the app and joins the two connections. */
   forwardUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, port: number): void;
   /** Closes the kept-alive connections to apps. */
   close(): void;
 }
 
-export function createProxy(): Proxy {
-  // Reusing connections to the apps saves a TCP handshake per request.
-  const agent = new Agent({ keepAlive: true, maxSockets: 256 });
+/**
+ * Opens a connection to the app on `port` from inside its sandbox (RuntimeSupervisor's
+ * openConnection): false when it cannot, and the proxy connects to 127.0.0.1:port instead.
+ */
+export type DirectConnect = (port: number, done: (socket: Socket | null) => void) => boolean;
+
+export function createProxy(opts: { connect?: DirectConnect } = {}): Proxy {
+  const tcp = buildConnector({});
+  const direct = opts.connect;
+  // Connections to each app are kept and reused (undici's pool per origin, dropped once all its
+  // connections are closed), saving a TCP handshake and a forwarded connection per request. A
+  // new one comes from inside the app's sandbox when it can (no pasta between the edge and the
+  // app), else through pasta's forwarded port. No time limits of its own: an app may stream
+  // (server-sent events) or think as long as it likes, as it could before; the client leaving
+  // ends the request.
+  const agent = new Agent({
+    headersTimeout: 0,
+    bodyTimeout: 0,
+    keepAliveTimeout: 4000,
+    // A connection made through pasta (while the app's helper starts) is replaced in time.
+    maxRequestsPerClient: 1000,
+    connect: direct
+      ? (options, callback) => {
+          const through = (socket: Socket | null) =>
+            socket ? callback(null, socket) : tcp(options, callback);
+          if (!direct(Number(options.port), through)) tcp(options, callback);
+        }
+      : tcp,
+  });
+  const origins = new Map<number, string>();
 
   return {
-    forward(req, res, port, counter, shape) {
-      return new Promise<void>((resolve) => {
-        const headers = { ...endToEnd(req.headers), ...forwardedHeaders(req) };
-
-        const upstream = request({
-          host: '127.0.0.1',
-          port,
-          method: req.method,
-          path: req.url,
-          headers,
-          agent,
-        });
-        let settled = false;
-        const done = () => {
-          if (settled) return;
-          settled = true;
-          resolve();
-        };
-        upstream.on('response', (answer) => {
-          const status = answer.statusCode ?? 502;
-          if (shape) {
-            const headers: OutgoingHttpHeaders = endToEnd(answer.headers);
-            const shaped = shape(status, headers);
-            // A changed status gets its own reason phrase, not the app's.
-            if (shaped === status) res.writeHead(status, answer.statusMessage, headers);
-            else res.writeHead(shaped, headers);
-          } else {
-            res.writeHead(status, answer.statusMessage, endToEnd(answer.headers));
-          }
-          answer.on('data', (chunk: Buffer) => {
-            counter.bytes += chunk.length;
-          });
-          answer.pipe(res);
-          answer.on('error', () => res.destroy());
-          answer.on('end', done);
-        });
-        upstream.on('error', () => {
-          if (!res.headersSent) {
-            counter.bytes += sendPage(req, res, EDGE_PAGES.notResponding());
-          } else {
-            res.destroy();
-          }
-          done();
-        });
-        // The client left: stop the app's work on its behalf.
-        res.on('close', () => {
-          if (!res.writableFinished) upstream.destroy();
-          done();
-        });
-        req.pipe(upstream);
-      });
+    forward(req, res, port, counter, deploymentId, shape) {
+      let origin = origins.get(port);
+      if (origin === undefined) {
+        origin = `http://127.0.0.1:${port}`;
+        if (origins.size > 10_000) origins.clear();
+        origins.set(port, origin);
+      }
+      const withBody = hasBody(req);
+      // No body: nothing to stream, and the request's end is not waited for.
+      if (!withBody) req.resume();
+      agent.dispatch(
+        {
+          origin,
+          path: req.url ?? '/',
+          method: req.method as Dispatcher.HttpMethod,
+          headers: requestFields(req),
+          body: withBody ? req : null,
+        },
+        new Forwarding(req, res, deploymentId, counter, shape),
+      );
     },
     forwardUpgrade(req, socket, head, port) {
       const upstream = connect({ port, host: '127.0.0.1' });
@@ -139,14 +266,17 @@ export function createProxy(): Proxy {
       upstream.once('connect', () => {
         connected = true;
         // The upgrade headers (Connection, Upgrade, Sec-WebSocket-*) are the point here: pass them
-        // all as received, replacing only the X-Forwarded-* ones.
+        // all as received, replacing only the X-Forwarded-* ones, and leaving out what the edge
+        // removed from req.headers (its probe token).
         const lines = [`${req.method} ${req.url} HTTP/1.1`];
         for (let i = 0; i < req.rawHeaders.length; i += 2) {
-          if (!req.rawHeaders[i]!.toLowerCase().startsWith('x-forwarded-')) {
+          const name = req.rawHeaders[i]!.toLowerCase();
+          if (!name.startsWith('x-forwarded-') && req.headers[name] !== undefined) {
             lines.push(`${req.rawHeaders[i]}: ${req.rawHeaders[i + 1]}`);
           }
         }
-        for (const [name, value] of Object.entries(forwardedHeaders(req))) lines.push(`${name}: ${value}`);
+        const fields = forwardedFields(req);
+        for (let i = 0; i < fields.length; i += 2) lines.push(`${fields[i]}: ${fields[i + 1]}`);
         upstream.write(`${lines.join('\r\n')}\r\n\r\n`);
         if (head.length > 0) upstream.write(head);
         socket.pipe(upstream).pipe(socket);
@@ -158,7 +288,7 @@ export function createProxy(): Proxy {
       socket.on('close', () => upstream.destroy());
     },
     close() {
-      agent.destroy();
+      void agent.destroy().catch(() => undefined);
     },
   };
 }

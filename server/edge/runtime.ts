@@ -1,8 +1,10 @@
 import type { ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Sandbox } from '../sandbox/index.ts';
-import { spawnPlanned } from '../sandbox/spawn-planned.ts';
+import { spawnPlanned, startSpare } from '../sandbox/spawn-planned.ts';
 import { findFreePort } from './free-port.ts';
 
 /** How to run a deployment's server process. */
@@ -63,6 +65,45 @@ export interface RuntimeSupervisor {
    */
   portOf(deploymentId: string): number | undefined;
   status(deploymentId: string): RuntimeStatus | undefined;
+  /**
+   * Opens a connection to the app listening on `port` from inside its sandbox (its connection
+   * helper, see connect-helper.ts) and gives it to `done`, or null when that failed. Returns false,
+   * calling nothing, when there is no such helper ready (no sandbox, the app is starting): then
+   * connect to 127.0.0.1:port, pasta's forward.
+   */
+  openConnection(port: number, done: (socket: Socket | null) => void): boolean;
+  /** The port of the sandbox started ahead of the next app (see `spare`), if one is up. */
+  sparePort(): number | undefined;
+}
+
+/** A sandbox started ahead of its app (Sandbox.spare), holding `port`. */
+interface Spare {
+  child: ChildProcess;
+  port: number;
+  generation: number;
+}
+
+/** How long after an app's start the next app's sandbox is prepared (not to slow this one). */
+const SPARE_DELAY_MS = 500;
+
+/**
+ * How often the edge also looks for a starting app itself, in case the sandbox's watch cannot work
+ * (each look reads the kernel's connection table: milliseconds on the event loop).
+ */
+const FALLBACK_LOOK_MS = 500;
+
+/** How long after an app listens its connection helper starts (see spawn.ts, READY_WATCH). */
+const HELPER_START_DELAY_MS = 200;
+
+/** How long a connection from an app's helper may take before the edge goes through pasta. */
+const HELPER_CONNECT_MS = 1000;
+
+/** A running app's connection helper, reached over the sandbox's IPC channel (fd 5). */
+interface Helper {
+  child: ChildProcess;
+  ready: boolean;
+  next: number;
+  pending: Map<number, (socket: Socket | null) => void>;
 }
 
 interface Supervised {
@@ -72,6 +113,9 @@ interface Supervised {
   state: RuntimeStatus['state'];
   child: ChildProcess | null;
   exited: Promise<void>;
+  /** In the sandbox: true once the sandbox says the app accepts connections, false if it ends first. */
+  listening: Promise<boolean> | null;
+  helper: Helper | null;
   startedAt: number;
   restarts: number;
   delayMs: number;
@@ -89,6 +133,57 @@ function defaultBaseEnv(): Record<string, string> {
     if (value !== undefined) env[key] = value;
   }
   return env;
+}
+
+/**
+ * Resolves true when the sandbox writes `listening` to the child's readiness socket (fd 4, see
+ * SpawnPlan.readyFd), false when the socket closes first; null without one (no sandbox).
+ */
+function readiness(child: ChildProcess): Promise<boolean> | null {
+  const socket = child.stdio[4] as Duplex | null | undefined;
+  if (!socket) return null;
+  return new Promise((resolve) => {
+    let said = '';
+    socket.setEncoding('latin1');
+    socket.on('data', (chunk: string) => {
+      said += chunk;
+      if (!said.includes('listening')) return;
+      resolve(true);
+      // Then the connection helper: once the app's first requests (through pasta) are answered.
+      setTimeout(() => socket.end('helper\n'), HELPER_START_DELAY_MS).unref();
+    });
+    socket.on('error', () => undefined);
+    socket.on('close', () => resolve(false));
+    // The watch ends when its socket does: with the sandbox gone it has nothing left to watch.
+    child.once('exit', () => socket.destroy());
+  });
+}
+
+/** The connection helper on the child's IPC channel, once it says it is ready; null without one. */
+function connectionHelper(child: ChildProcess): Helper | null {
+  if (!child.send) return null;
+  const helper: Helper = { child, ready: false, next: 0, pending: new Map() };
+  child.on('message', (message: unknown, handle: unknown) => {
+    if (typeof message !== 'object' || message === null) return;
+    const m = message as { ready?: unknown; connected?: unknown; failed?: unknown };
+    if (m.ready === true) helper.ready = true;
+    const id = typeof m.connected === 'number' ? m.connected : m.failed;
+    if (typeof id !== 'number') return;
+    const done = helper.pending.get(id);
+    helper.pending.delete(id);
+    const socket = handle instanceof Socket && m.connected === id ? handle : null;
+    // Too late (the edge went through pasta meanwhile): not needed any more.
+    if (!done) socket?.destroy();
+    else done(socket);
+  });
+  child.on('disconnect', () => {
+    helper.ready = false;
+    for (const done of helper.pending.values()) done(null);
+    helper.pending.clear();
+  });
+  // The channel must not keep the service running, nor fail it.
+  child.on('error', () => undefined);
+  return helper;
 }
 
 /** Runs deployments' server processes on 127.0.0.1 and keeps them up. */
@@ -116,12 +211,11 @@ export function createRuntimeSupervisor(opts: RuntimeSupervisorOptions): Runtime
   const usedPorts = () => new Set([...running.values()].map((s) => s.port));
 
   /** Spawns the process on s.port; s.exited settles when it is gone, for any reason. */
-  function spawnChild(s: Supervised): void {
+  function spawnChild(s: Supervised, spare: Spare | null = null): void {
     const [cmd, ...args] = s.spec.command;
     let child: ChildProcess;
     try {
-      // Its own process group, so that stop() also ends what `npm start` or a shell spawned.
-      const plan = sandbox.plan({
+      const req = {
         argv: [cmd!, ...args],
         cwd: s.spec.dir,
         env: { ...baseEnv, ...s.spec.env, PORT: String(s.port) },
@@ -129,17 +223,27 @@ export function createRuntimeSupervisor(opts: RuntimeSupervisorOptions): Runtime
         readOnly: [s.spec.dir],
         ...(s.spec.writable?.length ? { binds: s.spec.writable } : {}),
         ports: [s.port],
-      });
-      child = spawnPlanned(plan, { cwd: sandbox.mode === 'off' ? s.spec.dir : undefined });
+      };
+      if (spare && sandbox.spare) {
+        child = spare.child;
+        startSpare(child, sandbox.spare.input(req));
+      } else {
+        // Its own process group, so that stop() also ends what `npm start` or a shell spawned.
+        child = spawnPlanned(sandbox.plan(req), { cwd: sandbox.mode === 'off' ? s.spec.dir : undefined });
+      }
     } catch (err) {
       s.child = null;
       s.exited = Promise.resolve();
+      s.listening = null;
+      s.helper = null;
       say(s, `could not start ${s.spec.command.join(' ')}: ${(err as Error).message}`);
       queueMicrotask(() => onExit(s, null, null));
       return;
     }
     s.child = child;
     s.startedAt = Date.now();
+    s.listening = readiness(child);
+    s.helper = connectionHelper(child);
     for (const [stream, name] of [
       [child.stdout, 'stdout'],
       [child.stderr, 'stderr'],
@@ -194,17 +298,49 @@ export function createRuntimeSupervisor(opts: RuntimeSupervisorOptions): Runtime
     });
   }
 
-  /** Polls until the port accepts connections, the process exits, or time runs out. */
+  /**
+   * Waits until the port accepts connections, the process exits, or time runs out. In the sandbox
+   * the sandbox itself says when (its readiness socket); otherwise this polls, every 5 ms for the
+   * first two seconds (a small app listens within 50 ms of starting, and its first request waits
+   * for this), then every 50 ms.
+   */
   async function waitUntilAccepting(s: Supervised, timeoutMs: number): Promise<boolean> {
     const child = s.child;
-    const deadline = Date.now() + timeoutMs;
+    const began = Date.now();
+    const deadline = began + timeoutMs;
+    if (s.listening) {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), timeoutMs);
+      });
+      // Should the watch not work here (a bash built without /dev/tcp), a slow look from outside.
+      let looking = true;
+      const look = (async () => {
+        while (looking) {
+          await sleep(FALLBACK_LOOK_MS);
+          if (looking && child?.pid !== undefined && (await sandbox.isListening(child.pid, s.port))) {
+            // The watch cannot tell: end it (it would try the port every 5 ms for ever).
+            (child.stdio[4] as Duplex | null | undefined)?.destroy();
+            return true;
+          }
+        }
+        return false;
+      })();
+      const ok = await Promise.race([s.listening, look, s.exited.then(() => false), timeout]);
+      looking = false;
+      // The watch ends with the sandbox's first process, a moment before the whole sandbox has
+      // exited: report the exit as such.
+      if (!ok) await Promise.race([s.exited, timeout]);
+      clearTimeout(timer);
+      return ok && !s.stopping && s.child === child;
+    }
     let gone = false;
     void s.exited.then(() => {
       gone = true;
     });
     while (Date.now() < deadline && !gone && !s.stopping && s.child === child) {
       if (child?.pid !== undefined && (await sandbox.isListening(child.pid, s.port))) return !gone;
-      await sleep(50);
+      await sleep(Date.now() - began < 2000 ? 5 : 50);
     }
     return false;
   }
@@ -242,14 +378,75 @@ export function createRuntimeSupervisor(opts: RuntimeSupervisorOptions): Runtime
     sendSignal(pid, 'SIGKILL', true);
   }
 
+  /**
+   * A sandbox started ahead of the next app (its network up, its rules loaded), so that a cold
+   * start waits only for bwrap and the app: made half a second after each start, one at a time.
+   */
+  let spare: Spare | null = null;
+  let preparing = false;
+  let closed = false;
+
+  const killSpare = (sp: Spare) => {
+    try {
+      process.kill(-sp.child.pid!, 'SIGKILL');
+    } catch {
+      // Gone already.
+    }
+  };
+
+  /** The spare, when it is still up and has the current network rules. */
+  function takeSpare(): Spare | null {
+    const sp = spare;
+    spare = null;
+    if (!sp || !sandbox.spare) return null;
+    if (
+      sp.child.exitCode !== null ||
+      sp.child.signalCode !== null ||
+      sp.generation !== sandbox.spare.generation()
+    ) {
+      killSpare(sp);
+      return null;
+    }
+    return sp;
+  }
+
+  function prepareSpareSoon(): void {
+    const plans = sandbox.spare;
+    if (!plans || sandbox.mode !== 'bubblewrap' || closed || spare || preparing) return;
+    preparing = true;
+    setTimeout(() => {
+      void (async () => {
+        const port = await findFreePort(opts.portRange, usedPorts());
+        if (closed || spare) return;
+        const child = spawnPlanned(plans.plan(port));
+        const sp: Spare = { child, port, generation: plans.generation() };
+        child.on('error', () => undefined);
+        child.once('exit', () => {
+          if (spare === sp) spare = null;
+        });
+        spare = sp;
+      })()
+        .catch(() => undefined)
+        .finally(() => {
+          preparing = false;
+        });
+    }, SPARE_DELAY_MS).unref();
+  }
+
   async function begin(deploymentId: string, spec: RuntimeSpec): Promise<{ port: number }> {
     if (spec.command.length === 0) throw new Error('the runtime command is empty');
     const s = running.get(deploymentId)!;
-    s.port = await findFreePort(opts.portRange, usedPorts());
-    if (s.stopping) throw new Error(`deployment ${deploymentId} was stopped while starting`);
+    const ready = takeSpare();
+    s.port = ready ? ready.port : await findFreePort(opts.portRange, usedPorts());
+    if (s.stopping) {
+      if (ready) killSpare(ready);
+      throw new Error(`deployment ${deploymentId} was stopped while starting`);
+    }
     say(s, `starting ${spec.command.join(' ')} on port ${s.port}`);
-    spawnChild(s);
-    if (await waitUntilAccepting(s, startTimeoutMs)) {
+    spawnChild(s, ready);
+    const up = await waitUntilAccepting(s, startTimeoutMs);
+    prepareSpareSoon();
+    if (up) {
       s.state = 'running';
       say(s, `listening on port ${s.port}`);
       return { port: s.port };
@@ -283,6 +480,8 @@ export function createRuntimeSupervisor(opts: RuntimeSupervisorOptions): Runtime
         state: 'starting',
         child: null,
         exited: Promise.resolve(),
+        listening: null,
+        helper: null,
         startedAt: Date.now(),
         restarts: 0,
         delayMs: initialMs / 2,
@@ -298,11 +497,42 @@ export function createRuntimeSupervisor(opts: RuntimeSupervisorOptions): Runtime
     },
     stop,
     async stopAll() {
+      closed = true;
+      const sp = spare;
+      spare = null;
+      if (sp) killSpare(sp);
       await Promise.all([...running.keys()].map(stop));
     },
     portOf(deploymentId) {
       const s = running.get(deploymentId);
       return s && s.port > 0 ? s.port : undefined;
+    },
+    openConnection(port, done) {
+      let helper: Helper | null = null;
+      for (const s of running.values()) {
+        if (s.port === port && s.state === 'running') helper = s.helper;
+      }
+      if (!helper?.ready || !helper.child.connected) return false;
+      const id = ++helper.next;
+      const h = helper;
+      const timer = setTimeout(() => {
+        if (h.pending.delete(id)) done(null);
+      }, HELPER_CONNECT_MS);
+      timer.unref();
+      h.pending.set(id, (socket) => {
+        clearTimeout(timer);
+        done(socket);
+      });
+      h.child.send({ connect: id }, (err) => {
+        if (err && h.pending.delete(id)) {
+          clearTimeout(timer);
+          done(null);
+        }
+      });
+      return true;
+    },
+    sparePort() {
+      return spare && spare.child.exitCode === null ? spare.port : undefined;
     },
     status(deploymentId) {
       const s = running.get(deploymentId);

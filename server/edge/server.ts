@@ -36,10 +36,13 @@ export interface EdgeServerOptions {
   resolver: HostResolver;
   /** The artifact store's root directory (config.artifactsDir). */
   artifactsRoot: string;
-  /** Runs server apps; deployments it supervises are proxied to instead of served as files. */
-  supervisor?: Pick<RuntimeSupervisor, 'portOf'>;
+  /**
+   * Runs server apps; deployments it supervises are proxied to instead of served as files, over
+   * connections it opens from inside their sandboxes when it can (openConnection).
+   */
+  supervisor?: Pick<RuntimeSupervisor, 'portOf'> & Partial<Pick<RuntimeSupervisor, 'openConnection'>>;
   /** Starts `node` deployments on demand; without it they answer 503 unless already supervised. */
-  launcher?: Pick<RuntimeLauncher, 'ensure' | 'touch'>;
+  launcher?: Pick<RuntimeLauncher, 'ensure' | 'touch' | 'runningPort'>;
   /** Called once per response, synchronously: keep it cheap (push to a buffer). */
   onRequest?: (record: RequestRecord) => void;
   /**
@@ -132,7 +135,10 @@ export function createEdgeServer(opts: EdgeServerOptions): Server {
   const compressed = createCompressedCache(opts.artifactsRoot);
   const blobs = createBlobCache(opts.fileCacheBytes ? { maxBytes: opts.fileCacheBytes } : {});
   const files = createStaticServer({ artifacts, compressed, blobs });
-  const proxy = createProxy();
+  const supervisor = opts.supervisor;
+  const proxy = createProxy(
+    supervisor?.openConnection ? { connect: (port, done) => supervisor.openConnection!(port, done) } : {},
+  );
 
   /**
    * Answers a resolved request: at once when it can (a warm static file), else via the promise.
@@ -257,8 +263,10 @@ export function createEdgeServer(opts: EdgeServerOptions): Server {
   ): void | Promise<void> {
     // Files name the deployment themselves, in the fields their answers are written with.
     if (app === 'static') return files.serve(req, res, target, counter);
+    // The proxy names the deployment in the app's answer fields itself (a setHeader here would
+    // send every proxied writeHead down Node's slower path).
+    if (typeof app === 'number') return proxy.forward(req, res, app, counter, target.deploymentId, shape);
     res.setHeader(DEPLOYMENT_HEADER, target.deploymentId);
-    if (typeof app === 'number') return proxy.forward(req, res, app, counter, shape);
     if (app === 'start-failed') {
       return page(req, res, counter, EDGE_PAGES.startFailed(target.deploymentId));
     }
@@ -273,6 +281,8 @@ export function createEdgeServer(opts: EdgeServerOptions): Server {
   function appPort(target: Target, req: IncomingMessage): AppPort | Promise<AppPort> {
     const launcher = opts.launcher;
     if (target.kind === 'node' && launcher) {
+      const running = launcher.runningPort(target.deploymentId);
+      if (running !== undefined) return running;
       return launcher.ensure(target).then(
         (port) => {
           launcher.touch(target.deploymentId);

@@ -9,7 +9,9 @@ import { buildNetworkPolicy, nftRuleset, parseRange, type NetworkPolicy } from '
 import { commandName, descendants, listensOn } from './processes.ts';
 import {
   INSIDE_UID,
+  planSpare,
   planSpawn,
+  spareInput,
   toolchainDirs,
   type SandboxLimits,
   type SandboxRequest,
@@ -35,6 +37,16 @@ export interface Sandbox {
   banner(): string[];
   /** How to spawn `req`; throws SandboxUnavailableError when builds are refused. */
   plan(req: SandboxRequest): SpawnPlan;
+  /**
+   * bubblewrap: a server app's sandbox on `port` to start ahead of its command (spawn.ts,
+   * planSpare), and what to write to it to run `req` (startSpare). A spare made before the
+   * current `generation` has older network rules: discard it.
+   */
+  spare?: {
+    plan(port: number): SpawnPlan;
+    input(req: SandboxRequest): Buffer;
+    generation(): number;
+  };
   /** Hands freshly made directories to the sandbox's user, so that tenant code can write them. */
   prepare(dirs: readonly string[]): Promise<void>;
   /** Signals the tenant's processes under the spawned `pid` (not the sandbox's own helpers). */
@@ -119,11 +131,15 @@ export async function createSandbox(config: SandboxConfig, opts: CreateSandboxOp
     toolchains: toolchainDirs(process.execPath, config.readOnly),
     etcDir,
     hostPorts: config.hostPorts,
+    node: process.execPath,
     ...(isRoot ? { user: config.user } : {}),
   });
   let settings = settingsFor(await buildNetworkPolicy(config.allow, { lookup: opts.lookup }));
+  let generation = 0;
   const refresh = async () => {
-    settings = settingsFor(await buildNetworkPolicy(config.allow, { lookup: opts.lookup }));
+    const next = settingsFor(await buildNetworkPolicy(config.allow, { lookup: opts.lookup }));
+    if (next.rules !== settings.rules) generation++;
+    settings = next;
   };
 
   let unavailable: string | null = null;
@@ -191,6 +207,14 @@ export async function createSandbox(config: SandboxConfig, opts: CreateSandboxOp
     plan(req) {
       if (unavailable) throw new SandboxUnavailableError(unavailable);
       return planSpawn(settings, req);
+    },
+    spare: {
+      plan(port) {
+        if (unavailable) throw new SandboxUnavailableError(unavailable);
+        return planSpare(settings, port);
+      },
+      input: (req) => spareInput(settings, req),
+      generation: () => generation,
     },
     async prepare(dirs) {
       if (!isRoot) return;

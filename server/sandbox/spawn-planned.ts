@@ -4,7 +4,10 @@ import type { SpawnPlan } from './spawn.ts';
 
 /**
  * Spawns a plan from Sandbox.plan() and writes bwrap's options to its fd 3. The child leads its
- * own process group (killing -pid ends the whole sandbox). stdout and stderr are pipes.
+ * own process group (killing -pid ends the whole sandbox). stdout and stderr are pipes, and so is
+ * the readiness socket of a server app (child.stdio[4], see SpawnPlan.readyFd); its fd 5 is the
+ * IPC channel to its connection helper (child.send, 'message'). A spare's fd 3 stays open for
+ * startSpare().
  */
 export function spawnPlanned(plan: SpawnPlan, opts: { cwd?: string } = {}): ChildProcess {
   const child = spawn(plan.command, plan.args, {
@@ -12,7 +15,13 @@ export function spawnPlanned(plan: SpawnPlan, opts: { cwd?: string } = {}): Chil
     cwd: opts.cwd ?? '/',
     env: plan.env,
     detached: true,
-    stdio: ['ignore', 'pipe', 'pipe', plan.fd3 ? 'pipe' : 'ignore'],
+    stdio: [
+      'ignore',
+      'pipe',
+      'pipe',
+      plan.fd3 || plan.fd3Later ? 'pipe' : 'ignore',
+      ...(plan.readyFd ? (['pipe', 'ipc'] as const) : []),
+    ],
     ...(plan.uid !== undefined ? { uid: plan.uid, gid: plan.gid } : {}),
   });
   const options = child.stdio[3] as Writable | null;
@@ -22,4 +31,12 @@ export function spawnPlanned(plan: SpawnPlan, opts: { cwd?: string } = {}): Chil
     options.end(plan.fd3);
   }
   return child;
+}
+
+/** Starts `req` in a spare sandbox spawned from Sandbox.planSpare(), writing its fd 3. */
+export function startSpare(child: ChildProcess, input: Buffer): void {
+  const options = child.stdio[3] as Writable | null;
+  if (!options) throw new Error('not a spare sandbox: its fd 3 is not a pipe');
+  options.on('error', () => undefined);
+  options.end(input);
 }

@@ -1,5 +1,6 @@
 import { lstatSync, readlinkSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { CONNECT_HELPER } from './connect-helper.ts';
 
 /** Absolute paths of the programs the sandbox is made of (see detect.ts). */
 export interface SandboxTools {
@@ -54,6 +55,14 @@ export interface SpawnPlan {
   env: Record<string, string>;
   /** Written to the child's fd 3, where bwrap reads the rest of its arguments. */
   fd3?: Buffer;
+  /** A spare (planSpare): fd 3 is a pipe written later, with spareInput(). */
+  fd3Later?: true;
+  /**
+   * The child's fd 4 (a socket pair) carries `listening` once the first of `ports` accepts TCP
+   * connections inside the sandbox (see READY_WATCH), and its fd 5 is a Node IPC channel to the
+   * connection helper started then (connect-helper.ts). Set for requests with `ports`.
+   */
+  readyFd?: 4;
   /** Host user to run as (set when the service runs as root). */
   uid?: number;
   gid?: number;
@@ -72,6 +81,8 @@ export interface SpawnSettings {
   user?: { uid: number; gid: number };
   /** Ports of the host's 127.0.0.1 reachable inside at 127.0.0.1 (SLIPWAY_SANDBOX_HOST_PORTS). */
   hostPorts?: readonly number[];
+  /** The node that runs a server app's connection helper (connect-helper.ts). */
+  node: string;
 }
 
 /**
@@ -123,6 +134,26 @@ function rootDirs(): string[] {
 }
 
 /**
+ * Started in the background by the sandbox's shell of a server app, inside its network namespace
+ * but outside bwrap (tenant code cannot see or signal it): tries the app's port on the namespace's
+ * 127.0.0.1 every 5 ms and writes `listening` to fd 4 once it accepts, then, when the service
+ * writes a line back (a moment later: the helper's start would otherwise compete with the app's
+ * first requests for the CPU), becomes the connection helper (connect-helper.ts) on the IPC
+ * channel at fd 5, in a process group of its own (an app's CPU and memory figures sum its
+ * group, and the helper is the edge's cost, not the app's; it still ends with the sandbox, whose
+ * PID namespace ends with its first process). The host side of pasta's forward accepts before
+ * the app listens, so only a look inside tells; reading /proc/<pid>/net/tcp instead walks the
+ * kernel's whole connection table (about 5 ms a read here, on the service's event loop). The
+ * watch never outlives the start: it ends when the service closes its end of fd 4, and with the
+ * sandbox's first process. The app sees one connection that closes.
+ */
+const READY_WATCH =
+  '{ while ! { exec 6<>"/dev/tcp/127.0.0.1/$SLIPWAY_READY_PORT"; } 2>/dev/null; do ' +
+  'read -r -t 0.005 -u 4 _; [ $? -gt 128 ] || exit 0; done; exec 6>&-; echo listening >&4; ' +
+  'read -r -u 4 _ || exit 0; exec 4>&-; ' +
+  'exec setsid "$SLIPWAY_NODE" --v8-pool-size=1 -e "$SLIPWAY_CONNECT_HELPER" >/dev/null; } 3<&- &';
+
+/**
  * The host side runs, in order: setpriv (the whole tree dies with the service), pasta (a new user
  * and network namespace with user-mode networking; nothing of the host's loopback or gateway is
  * mapped in), a shell that loads the nftables rules while it still holds the namespace's
@@ -131,7 +162,29 @@ function rootDirs(): string[] {
  * Tenant code therefore can neither change the rules nor see a process outside its sandbox.
  */
 export function planSpawn(s: SpawnSettings, req: SandboxRequest): SpawnPlan {
-  const { tools, limits } = s;
+  return plan(s, req, bwrapOptions(s, req));
+}
+
+/**
+ * A server app's sandbox started ahead of its command, on `port`: pasta's network is up and the
+ * rules are loaded, and its shell waits on fd 3 for spareInput() (the command, then bwrap's
+ * options), then goes on as planSpawn()'s would. Starting an app in it saves pasta's start and
+ * the rules' load (about 30 ms of a cold start). Mind `generation`: rules change with the allow
+ * list.
+ */
+export function planSpare(s: SpawnSettings, port: number): SpawnPlan {
+  return plan(s, { argv: [], cwd: '/', env: {}, writable: [], readOnly: [], ports: [port] }, null);
+}
+
+/** What a spare sandbox (planSpare) reads on its fd 3 to run `req`. */
+export function spareInput(s: SpawnSettings, req: SandboxRequest): Buffer {
+  const fields = [String(req.argv.length), ...req.argv, ...bwrapOptions(s, req)];
+  return Buffer.from(fields.map((a) => `${a}\0`).join(''));
+}
+
+/** bwrap's options for `req`: namespaces, mounts, working directory and environment. */
+function bwrapOptions(s: SpawnSettings, req: SandboxRequest): string[] {
+  const { limits } = s;
   const bwrap: string[] = [
     '--unshare-user',
     '--uid',
@@ -185,7 +238,15 @@ export function planSpawn(s: SpawnSettings, req: SandboxRequest): SpawnPlan {
   // Only options travel through fd 3 (bwrap wants the command on its command line); the
   // environment among them, so that secret values never show in the host's process list.
   for (const [key, value] of Object.entries(req.env)) bwrap.push('--setenv', key, value);
+  return bwrap;
+}
 
+/**
+ * The plan of `req` with `bwrap`'s options written to fd 3 at spawn; with `bwrap` null, a spare:
+ * the command and bwrap's options come on fd 3 later (spareInput).
+ */
+function plan(s: SpawnSettings, req: SandboxRequest, bwrap: string[] | null): SpawnPlan {
+  const { tools, limits } = s;
   const pasta = [
     '--quiet',
     '--foreground',
@@ -203,33 +264,62 @@ export function planSpawn(s: SpawnSettings, req: SandboxRequest): SpawnPlan {
     '-t',
     req.ports?.length ? req.ports.map((p) => `127.0.0.1/${p}`).join(',') : 'none',
   ];
-  // The shell closes every descriptor but the arguments' (pasta leaves some of its own open), loads
-  // the rules, then becomes prlimit, which becomes bwrap.
+  // The shell closes every descriptor but the arguments' (and the readiness socket of a server
+  // app; pasta leaves some of its own open), loads the rules, starts the readiness watch of a
+  // server app, then becomes prlimit, which becomes bwrap.
+  const ready = req.ports?.length ? req.ports[0] : undefined;
   const script = [
-    'for fd in $(ls /proc/self/fd); do [ "$fd" -le 3 ] || eval "exec $fd>&-"; done',
+    `for fd in $(ls /proc/self/fd); do [ "$fd" -le ${ready ? 5 : 3} ] || eval "exec $fd>&-"; done`,
     `printf '%s' "$SLIPWAY_NFT_RULES" | ${tools.nft} -f - || { echo "slipway: the sandbox's network rules could not be loaded" >&2; exit 125; }`,
     'unset SLIPWAY_NFT_RULES',
+    // A spare: its command first, each argument ended by a NUL (bash reads a pipe a byte at a
+    // time, so what follows stays for bwrap).
+    ...(bwrap
+      ? []
+      : [
+          `IFS= read -r -d '' -u 3 n || exit 125`,
+          `args=(); while [ "\${#args[@]}" -lt "$n" ]; do IFS= read -r -d '' -u 3 a || exit 125; args+=("$a"); done`,
+          'set -- "$@" "${args[@]}"',
+        ]),
+    ...(ready
+      ? [
+          READY_WATCH,
+          'unset SLIPWAY_READY_PORT SLIPWAY_NODE SLIPWAY_CONNECT_HELPER NODE_CHANNEL_FD NODE_CHANNEL_SERIALIZATION_MODE',
+          'exec 4>&- 5>&-',
+        ]
+      : []),
     'exec "$@"',
   ].join('\n');
-  const prlimit = [
+  const limitArgs = [
     `--nproc=${limits.processes}`,
     `--data=${limits.memoryBytes}`,
     `--fsize=${limits.fileBytes}`,
     '--core=0',
     '--',
-    tools.bwrap,
-    '--args',
-    '3',
-    '--',
-    ...req.argv,
   ];
+  const prlimit = [...limitArgs, tools.bwrap, '--args', '3', '--', ...req.argv];
 
-  if (req.network === false) {
-    // bwrap's own network namespace: nothing but a loopback of its own.
+  if (req.network === false && bwrap) {
+    // bwrap's own network namespace: nothing but a loopback of its own. prlimit runs inside
+    // bwrap's user namespace here: RLIMIT_NPROC counts the processes of the user in the namespace
+    // where it is set, and outside that is the host's, where every sandbox (and, as root, every
+    // other service using the same SLIPWAY_SANDBOX_USER) runs as the same user. With pasta, the
+    // limit is set inside pasta's own user namespace.
     const options = Buffer.from(['--unshare-net', ...bwrap].map((a) => `${a}\0`).join(''));
     return {
       command: tools.setpriv,
-      args: ['--pdeathsig', 'KILL', '--', tools.prlimit, ...prlimit],
+      args: [
+        '--pdeathsig',
+        'KILL',
+        '--',
+        tools.bwrap,
+        '--args',
+        '3',
+        '--',
+        tools.prlimit,
+        ...limitArgs,
+        ...req.argv,
+      ],
       env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' },
       fd3: options,
       ...(s.user ? { uid: s.user.uid, gid: s.user.gid } : {}),
@@ -251,8 +341,15 @@ export function planSpawn(s: SpawnSettings, req: SandboxRequest): SpawnPlan {
       tools.prlimit,
       ...prlimit,
     ],
-    env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin', SLIPWAY_NFT_RULES: s.rules },
-    fd3: Buffer.from(bwrap.map((a) => `${a}\0`).join('')),
+    env: {
+      PATH: '/usr/sbin:/usr/bin:/sbin:/bin',
+      SLIPWAY_NFT_RULES: s.rules,
+      ...(ready
+        ? { SLIPWAY_READY_PORT: String(ready), SLIPWAY_NODE: s.node, SLIPWAY_CONNECT_HELPER: CONNECT_HELPER }
+        : {}),
+    },
+    ...(bwrap ? { fd3: Buffer.from(bwrap.map((a) => `${a}\0`).join('')) } : { fd3Later: true as const }),
+    ...(ready ? { readyFd: 4 as const } : {}),
     ...(s.user ? { uid: s.user.uid, gid: s.user.gid } : {}),
   };
 }

@@ -80,6 +80,8 @@ describe('runtime sampler', () => {
       portOf: () => 4000,
       status: (id): RuntimeStatus | undefined =>
         pids.has(id) ? { state: 'running', port: 4000, pid: pids.get(id), restarts: 0 } : undefined,
+      openConnection: () => false,
+      sparePort: () => undefined,
     };
   }
 

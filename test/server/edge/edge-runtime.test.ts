@@ -1,6 +1,6 @@
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { Socket } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -11,6 +11,7 @@ import { createEdgeServer } from '../../../server/edge/server.ts';
 import { createTestApp, type TestApp } from '../../helpers/app.ts';
 import { ManualClock } from '../../helpers/clock.ts';
 import { edgeRequest, insertDeployment, insertProject, listen } from '../../helpers/edge.ts';
+import { waitFor } from '../../helpers/wait-for.ts';
 import { createServiceSandbox } from '../../../server/sandbox/index.ts';
 
 /** A tiny Node server app, as a user would deploy one: it listens on process.env.PORT. */
@@ -20,6 +21,22 @@ const server = createServer((req, res) => {
   if (req.url === '/crash') {
     console.error('about to crash');
     process.exit(1);
+  }
+  if (req.url === '/big') {
+    // 2 MiB in 64 KiB chunks, chunked: the edge streams it with backpressure.
+    let sent = 0;
+    const more = () => {
+      while (sent < 32) {
+        sent++;
+        if (!res.write(Buffer.alloc(65536, sent % 10 + 48))) return void res.once('drain', more);
+      }
+      res.end();
+    };
+    return more();
+  }
+  if (req.url === '/empty') {
+    res.writeHead(204, { 'x-kept': 'yes', connection: 'x-dropped', 'x-dropped': '1' });
+    return res.end();
   }
   const chunks = [];
   req.on('data', (c) => chunks.push(c));
@@ -36,12 +53,14 @@ const server = createServer((req, res) => {
       greeting: process.env.GREETING ?? null,
       leaked: process.env.SLIPWAY_TEST_SECRET ?? null,
       pid: process.pid,
+      remotePort: req.socket.remotePort,
     }));
   });
 });
 server.on('upgrade', (req, socket) => {
   socket.write('HTTP/1.1 101 Switching Protocols\\r\\nUpgrade: echo\\r\\nConnection: Upgrade\\r\\n' +
-    'X-Seen-Host: ' + req.headers['x-forwarded-host'] + '\\r\\n\\r\\n');
+    'X-Seen-Host: ' + req.headers['x-forwarded-host'] + '\\r\\n' +
+    'X-Seen-Probe: ' + (req.headers['x-slipway-probe'] ?? 'none') + '\\r\\n\\r\\n');
   socket.on('data', (d) => socket.write(d));
 });
 server.listen(Number(process.env.PORT), '127.0.0.1', () => console.log('listening on ' + process.env.PORT));
@@ -141,13 +160,89 @@ describe('edge: server apps', () => {
     expect(seen.headers['x-drop-me']).toBeUndefined();
   });
 
+  it('keeps its connection to the app, streams large answers and passes bodiless ones', async () => {
+    // Two requests one after the other reach the app over the same connection.
+    const first = JSON.parse((await edgeRequest(port, host, '/one')).text);
+    const second = JSON.parse((await edgeRequest(port, host, '/two')).text);
+    expect(second.remotePort).toBe(first.remotePort);
+
+    const big = await edgeRequest(port, host, '/big');
+    expect(big.status).toBe(200);
+    expect(big.body.length).toBe(32 * 65536);
+    expect(big.body.subarray(65536 * 31).every((b) => b === 48 + (32 % 10))).toBe(true);
+
+    const head = await edgeRequest(port, host, '/', { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.body.length).toBe(0);
+    expect(head.headers['x-slipway-deployment']).toBe(deploymentId);
+
+    const empty = await edgeRequest(port, host, '/empty');
+    expect(empty.status).toBe(204);
+    expect(empty.headers['x-kept']).toBe('yes');
+    // Named by the app's Connection header: about that one hop, not passed on.
+    expect(empty.headers['x-dropped']).toBeUndefined();
+    expect(empty.headers['x-slipway-deployment']).toBe(deploymentId);
+  });
+
+  it('opens connections to the app from inside its sandbox, so that pasta copies nothing', async () => {
+    const appPort = supervisor.portOf(deploymentId)!;
+    const socket = await new Promise<Socket | null>((resolve, reject) => {
+      const deadline = Date.now() + 5000;
+      // The helper starts once the app listens; until it says it is ready, none is opened.
+      const attempt = () => {
+        if (supervisor.openConnection(appPort, resolve)) return;
+        if (Date.now() > deadline) reject(new Error('no connection helper within 5 s'));
+        else setTimeout(attempt, 5);
+      };
+      attempt();
+    });
+    expect(socket).not.toBeNull();
+    socket!.end(`GET /direct HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+    const answer = await new Promise<string>((resolve) => {
+      let text = '';
+      socket!.on('data', (d: Buffer) => (text += d.toString()));
+      socket!.on('close', () => resolve(text));
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 200 OK/);
+    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toMatchObject({ url: '/direct' });
+    // No app on a port: nothing to open, the proxy goes through 127.0.0.1:port.
+    expect(supervisor.openConnection(1, () => undefined)).toBe(false);
+  });
+
+  it('starts the next app in a sandbox made ready ahead, with its own command, files and variables', async () => {
+    // Made half a second after the previous start.
+    const sparePort = await waitFor('a sandbox made ready ahead', () => supervisor.sparePort(), 10_000);
+    const { port: appPort } = await supervisor.start('dpl_spare', {
+      dir,
+      command: [process.execPath, 'server.mjs'],
+      env: { GREETING: 'from the spare' },
+    });
+    expect(appPort).toBe(sparePort);
+    const socket = connect(appPort, '127.0.0.1');
+    socket.end('GET /spare HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    const answer = await new Promise<string>((resolve) => {
+      let text = '';
+      socket.on('data', (d: Buffer) => (text += d.toString()));
+      socket.on('close', () => resolve(text));
+    });
+    expect(JSON.parse(answer.slice(answer.indexOf('\r\n\r\n') + 4))).toMatchObject({
+      url: '/spare',
+      greeting: 'from the spare',
+      leaked: null,
+    });
+    await supervisor.stop('dpl_spare');
+    // And the next one is made ready in turn.
+    await waitFor('another sandbox made ready ahead', () => supervisor.sparePort(), 10_000);
+  });
+
   it('forwards upgrades (WebSocket) to the app and refuses them for static sites', async () => {
     const upgrade = (h: string) =>
       new Promise<{ status: number; headers: IncomingHttpHeaders; socket?: Socket }>((resolve, reject) => {
         const req = request({
           host: '127.0.0.1',
           port,
-          headers: { host: h, connection: 'Upgrade', upgrade: 'echo' },
+          // The edge's probe token never reaches an app, upgrades included.
+          headers: { host: h, connection: 'Upgrade', upgrade: 'echo', 'x-slipway-probe': 'secret' },
           agent: false,
         });
         req.on('upgrade', (res, socket) =>
@@ -163,6 +258,7 @@ describe('edge: server apps', () => {
     const ok = await upgrade(host);
     expect(ok.status).toBe(101);
     expect(ok.headers['x-seen-host']).toBe(host);
+    expect(ok.headers['x-seen-probe']).toBe('none');
     const echoed = new Promise<string>((resolve) =>
       ok.socket!.once('data', (d: Buffer) => resolve(d.toString())),
     );
