@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Deployment } from '../../api/schemas/deployments.ts';
 import type { StarterName } from '../helpers/starters.ts';
 import type { Stack } from '../helpers/stack.ts';
+import { waitFor } from '../helpers/wait-for.ts';
 import {
   deployWithoutSettings,
   FRAMEWORK_ENV,
@@ -35,6 +36,8 @@ const APPS: Record<string, { starter: StarterName; files: Record<string, string>
     },
   },
   astro: { starter: 'astro', files: { 'src/pages/about.astro': '<h1 id="about">About, built once</h1>\n' } },
+  // Its template's home route has a loader that renders the time of the request.
+  'react-router': { starter: 'react-router', files: {} },
   'astro-node': {
     starter: 'astro-node',
     files: { 'src/pages/now.astro': '<p id="now">{`rendered-${Date.now()}-${Math.random()}`}</p>\n' },
@@ -120,6 +123,22 @@ describe('server frameworks, deployed with no settings', { timeout: 600_000 }, (
     expect(log).toContain('==> Storing build output from dist');
     expect((await get('/about')).body.toString()).toContain('About, built once');
     expect(d.framework).toBe('astro');
+  });
+
+  it('React Router 7 runs its server with react-router-serve, its node_modules/.bin link kept', async () => {
+    const { log, get } = live('react-router');
+    expect(log).toContain('==> Storing the app');
+    // React separates the text's parts with `<!-- -->`.
+    const value = async () =>
+      /rendered at (?:<!-- -->)?(\d{4}-[^<]+)</.exec((await get('/')).body.toString())?.[1];
+    const a = await value();
+    expect(a).toMatch(/^\d{4}-\d\d-\d\dT/);
+    // Each request renders its own time: a later one says a later millisecond.
+    const b = await waitFor('a later rendering', async () => {
+      const v = await value();
+      return v && v !== a ? v : null;
+    });
+    expect(Date.parse(b)).toBeGreaterThan(Date.parse(a!));
   });
 
   it('Astro with @astrojs/node runs its server: a page per request', async () => {
