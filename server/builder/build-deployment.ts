@@ -4,8 +4,7 @@ import { delimiter, dirname, join, relative } from 'node:path';
 import type { ArtifactStore } from './artifacts.ts';
 import type { BuildSettings } from './build-spec.ts';
 import { BuildCancelledError, BuildError, BuildTimeoutError } from './build-error.ts';
-import { checkout, localRepositoryPath } from './checkout.ts';
-import { detectFramework, type DetectedFramework } from './detect-framework.ts';
+import { localRepositoryPath } from './checkout.ts';
 import { describeBytes, describeDuration, describeElapsed } from './format.ts';
 import type { Sandbox } from '../sandbox/index.ts';
 import { watchDisk } from '../sandbox/disk-watch.ts';
@@ -14,6 +13,8 @@ import { createUsageFilter, installHint } from './package-manager-output.ts';
 import { runCommand } from './run-command.ts';
 import { readPackageJson } from './package-json.ts';
 import { frameworkOutput } from './outputs/index.ts';
+import { detectStage } from './stages/detect.ts';
+import { sourceStage } from './stages/source.ts';
 import { folderInside } from './stages/folders.ts';
 import { installPlan } from './stages/install-plan.ts';
 import { type PackagedOutput, packageOutput } from './stages/package-output.ts';
@@ -170,63 +171,32 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
   ].join(delimiter);
 
   try {
-    let commit: { commitHash: string | null; commitMessage: string | null; author: string | null };
-    if (opts.files) {
-      info(phase(`Writing ${opts.files.count} uploaded ${opts.files.count === 1 ? 'file' : 'files'}`));
-      await sandbox.prepare(await opts.files.write(src));
-      commit = { commitHash: null, commitMessage: null, author: null };
-    } else {
-      info(phase('Cloning repository'));
-      commit = await checkout({
-        repositoryUrl: opts.repositoryUrl,
-        ...(opts.unreachableHint ? { unreachableHint: opts.unreachableHint } : {}),
-        ref: opts.ref,
-        commit: opts.commit ?? null,
-        workspace: src,
-        log: info,
-        timeoutMs: remaining(),
-        signal,
-        path: basePath,
-        sandbox,
-      }).catch((err: unknown) => {
-        if (err instanceof BuildCancelledError) cancelled();
-        throw err;
-      });
-      // Recorded now, so a build that fails later still says which commit it was.
-      await opts.onCheckedOut?.(commit);
-    }
+    const commit = await sourceStage({
+      ...(opts.files ? { files: opts.files } : {}),
+      repositoryUrl: opts.repositoryUrl,
+      ...(opts.unreachableHint ? { unreachableHint: opts.unreachableHint } : {}),
+      ref: opts.ref,
+      commit: opts.commit ?? null,
+      src,
+      sandbox,
+      info,
+      timeoutMs: remaining(),
+      signal,
+      path: basePath,
+      cancelled,
+    });
+    // Recorded now, so a build that fails later still says which commit it was.
+    if (!opts.files) await opts.onCheckedOut?.(commit);
 
     const app = settings.rootDirectory
       ? await folderInside(src, settings.rootDirectory, 'root directory')
       : src;
     const appPath = relative(src, app) || '.';
-    const fw = await detectFramework(app, { framework: opts.framework ?? null });
-    if (!fw) {
-      throw new BuildError(
-        `Could not tell how to build ${appPath === '.' ? 'this repository' : appPath}: no known framework in package.json, no "start" or ` +
-          '"build" script, and no index.html. Set the project\'s framework or buildCommand, or add a "build" script.',
-      );
-    }
-    info(describeFramework(fw));
-    if (fw.source === 'configured') {
-      // The setting wins; say so when the files now look like something else.
-      const detected = await detectFramework(app).catch(() => null);
-      if (detected && detected.slug !== fw.slug) {
-        info(
-          `Note: the files look like ${detected.name} (${detected.slug}), but the project's framework setting is ${fw.slug}. ` +
-            'Set framework to null to detect it on every build.',
-        );
-      }
-    } else if (opts.previousFramework && opts.previousFramework.slug !== fw.slug) {
-      info(
-        `Detected framework changed: ${opts.previousFramework.slug} for ${opts.previousFramework.deploymentId}, ${fw.slug} now.`,
-      );
-    }
-    if (fw.kind === 'node' && !fw.startCommand) {
-      throw new BuildError(
-        `${fw.name} apps run as a Node.js server: add a "start" script to package.json that starts it on $PORT.`,
-      );
-    }
+    const fw = await detectStage(app, appPath, {
+      framework: opts.framework ?? null,
+      previous: opts.previousFramework ?? null,
+      info,
+    });
 
     const frameworkOut = frameworkOutput(fw.slug);
     const pkg = await readPackageJson(app);
@@ -397,11 +367,3 @@ const isDirectory = (p: string) =>
     (s) => s.isDirectory(),
     () => false,
   );
-
-function describeFramework(fw: DetectedFramework): string {
-  const how = fw.source === 'detected' ? 'Detected framework' : "Framework (the project's setting)";
-  const parts = [`build: ${fw.buildCommand ?? 'none'}`];
-  if (fw.kind === 'node') parts.push(`start: ${fw.startCommand ?? 'none'}`);
-  else parts.push(`output: ${fw.outputDirectory}`);
-  return `${how}: ${fw.name} (${parts.join(', ')})`;
-}
