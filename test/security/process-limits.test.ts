@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -40,8 +39,8 @@ function run(script: string, network: boolean) {
     }),
   );
   let out = '';
-  child.stdout!.on('data', (c: Buffer) => (out += c));
-  child.stderr!.on('data', (c: Buffer) => (out += c));
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
   const done = new Promise<{ code: number | null; out: string }>((resolve) =>
     child.on('close', (code) => resolve({ code, out })),
   );
