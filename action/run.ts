@@ -71,13 +71,15 @@ export async function run(deps: RunDeps): Promise<void> {
         fetch: deps.fetch,
         userAgent: USER_AGENT,
         getIdToken: deps.getIdToken,
+        sleep,
+        log: (m) => runner.info(m),
       });
       runner.setSecret(exchanged.token);
       apiToken = exchanged.token;
       project = exchanged.projectId;
       runner.info(`Exchanged the job's OIDC token for a short-lived token of ${exchanged.projectId}.`);
     } catch (err) {
-      runner.setFailed(explainError(err));
+      runner.setFailed(explainError(err, { oidc: true }));
       return;
     }
   }

@@ -10,8 +10,9 @@ import { probeProductionUrls } from './probe-production.ts';
 import { pruneMonitoringData } from './prune.ts';
 import { pruneFinishedJobs } from '../jobs/prune-jobs.ts';
 import { pruneRateLimits } from '../http/rate-limit.ts';
+import { pruneUsedOidcTokens } from '../services/trust/used-tokens.ts';
 
-/** The periodic monitoring run: probes, alert rules, pruning (expired domain claims, unused uploads, dashboard sessions, finished jobs and ended rate-limit windows too). */
+/** The periodic monitoring run: probes, alert rules, pruning (expired domain claims, unused uploads, dashboard sessions, finished jobs, ended rate-limit windows and the marks of expired OIDC tokens too). */
 export const MONITORING_TICK_JOB = 'monitoring.tick';
 
 type TickDeps = Pick<Deps, 'db' | 'clock' | 'config' | 'urls' | 'log' | 'cipher' | 'metrics'>;
@@ -37,6 +38,7 @@ export async function runMonitoringTick(
     ['finished_github_events', () => pruneGitHubEvents(deps)],
     ['finished_jobs', () => pruneFinishedJobs(deps)],
     ['ended_rate_limit_windows', () => pruneRateLimits(deps)],
+    ['expired_oidc_token_marks', () => pruneUsedOidcTokens(deps)],
   ];
   let first: Error | undefined;
   for (const [name, step] of steps) {

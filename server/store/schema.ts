@@ -417,6 +417,17 @@ export interface TrustPoliciesTable {
   created_at: string;
 }
 
+/** A GitHub Actions OIDC token already exchanged, kept until it could no longer be accepted. */
+export interface UsedOidcTokensTable {
+  /** The token's `jti` claim (unique per token, chosen by the issuer). */
+  jti: string;
+  /** The token's `exp` plus the exchange's clock tolerance: after it the token is refused anyway. */
+  expires_at: string;
+  used_at: string;
+  /** The Slipway token the exchange gave. */
+  token_id: string;
+}
+
 export interface Database {
   users: UsersTable;
   tokens: TokensTable;
@@ -447,4 +458,5 @@ export interface Database {
   sessions: SessionsTable;
   github_events: GitHubEventsTable;
   trust_policies: TrustPoliciesTable;
+  used_oidc_tokens: UsedOidcTokensTable;
 }

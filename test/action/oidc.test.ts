@@ -1,4 +1,5 @@
-import { createServer, type Server } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -36,7 +37,9 @@ describe('the action without a stored token (OIDC)', () => {
         const audience = url.searchParams.get('audience') ?? '';
         asked.push(audience);
         const now = Math.floor(Date.now() / 1000);
+        // A new token for every request, each with its own jti, as GitHub's token service does.
         void new SignJWT({
+          jti: randomUUID(),
           repository: REPOSITORY,
           repository_id: '777',
           ref: 'refs/heads/main',
@@ -96,6 +99,57 @@ describe('the action without a stored token (OIDC)', () => {
     expect(r.stdout).toContain(`Exchanged the job's OIDC token for a short-lived token of ${projectId}.`);
     expect(r.stdout).toMatch(/::add-mask::slw_/);
     expect(r.outputs.status).toBe('live');
+  });
+
+  it('retries an exchange whose answer was lost with a new OIDC token, not the used one', async () => {
+    // A proxy in front of the service loses the answer of the first exchange after the service
+    // made it: the job token is used, and the step must not send it again.
+    let lost = 0;
+    const proxy = createServer((req, res) => {
+      const upstream = request(
+        new URL(req.url ?? '/', s.apiUrl),
+        { method: req.method, headers: req.headers },
+        (up) => {
+          if (req.url === '/v1/oidc/token' && lost === 0) {
+            lost++;
+            up.resume();
+            up.on('end', () => res.socket?.destroy());
+            return;
+          }
+          res.writeHead(up.statusCode ?? 502, up.headers);
+          up.pipe(res);
+        },
+      );
+      upstream.on('error', () => res.socket?.destroy());
+      req.pipe(upstream);
+    });
+    await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
+    const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    const used = async () =>
+      (await s.running.deps.db.selectFrom('used_oidc_tokens').select('jti').execute()).length;
+    try {
+      const before = { asked: asked.length, used: await used() };
+      const event = pushEvent({ sha: head, branch: 'main', message: 'keyless, lost answer' });
+      const r = await runAction({
+        inputs: { 'api-url': proxyUrl, project: 'site', 'oidc-audience': AUDIENCE, comment: 'false' },
+        event: event.event,
+        env: {
+          ...event.env,
+          ACTIONS_ID_TOKEN_REQUEST_URL: `${githubUrl}/token?x=1`,
+          ACTIONS_ID_TOKEN_REQUEST_TOKEN: 'job-request-token',
+        },
+      });
+      expect(r.error, r.stdout).toBeNull();
+      expect(lost).toBe(1);
+      expect(r.stdout).toContain('asking the runner for a new OIDC token and trying again (attempt 2 of 5)');
+      // Two job tokens asked for and both exchanged: the first (its answer lost) is used up.
+      expect(asked.length - before.asked).toBe(2);
+      expect((await used()) - before.used).toBe(2);
+      expect(r.outputs.status).toBe('live');
+    } finally {
+      proxy.closeAllConnections();
+      await new Promise((r) => proxy.close(r));
+    }
   });
 
   it('says what to do when the job may not ask for an OIDC token', async () => {

@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { createGitHubApi, type GitHubApi } from '../helpers/github-api.ts';
+import { followedOrigin, redirectPayloads } from '../helpers/open-redirect.ts';
 
 /**
  * Sign in with GitHub against a local stand-in for github.com: the web flow's pages on its web
@@ -133,6 +134,27 @@ describe('dashboard: sign in with GitHub', () => {
       redirect_uri: 'http://localhost:80/sign-in/github/callback',
     });
     expect(github.violations()).toEqual([]);
+  });
+
+  it('returns only to a page of the dashboard after GitHub, whatever next the link carried', async () => {
+    account = { emails: [{ email: 'alice@example.com', verified: true, primary: true }], orgs: [] };
+    for (const next of [...redirectPayloads('evil.example'), '/projects/prj_x?tab=logs']) {
+      const { cookie, state } = await start(next);
+      // What the state cookie carries through GitHub is already the checked path.
+      const carried = Buffer.from(cookie.split('.')[1]!, 'base64url').toString();
+      const res = await callback(cookie, { code: 'good-code', state });
+      expect(res.statusCode, res.body).toBe(303);
+      expect(res.headers.location, JSON.stringify(next)).toBe(carried);
+      expect(followedOrigin(res.headers.location, 'http://localhost'), JSON.stringify(next)).toBe(
+        'http://localhost',
+      );
+      if (next === '/projects/prj_x?tab=logs') expect(res.headers.location).toBe(next);
+    }
+    // A state cookie made by hand (never by this dashboard) is checked again on the way back.
+    const { state } = await start();
+    const forged = `slipway_github_state=${state}.${Buffer.from('/\t/evil.example/x').toString('base64url')}`;
+    const res = await callback(forged, { code: 'good-code', state });
+    expect(res.headers.location).toBe('/');
   });
 
   it('refuses a callback whose state this browser did not start, without asking GitHub', async () => {

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
@@ -7,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { addMember } from '../helpers/members.ts';
+import { runMonitoringTick } from '../../server/monitoring/monitoring-tick.ts';
 
 const AUDIENCE = 'https://slipway.test';
 
@@ -106,7 +108,8 @@ describe('trust policies and the OIDC exchange', () => {
     opts: { key?: CryptoKey; kid?: string; aud?: string; exp?: number; iss?: string } = {},
   ) {
     const now = Math.floor(Date.now() / 1000);
-    return new SignJWT(claims(overrides))
+    // A new jti for every token, as GitHub's token service gives.
+    return new SignJWT({ jti: randomUUID(), ...claims(overrides) })
       .setProtectedHeader({ alg: 'RS256', kid: opts.kid ?? 'key-1', typ: 'JWT' })
       .setIssuer(opts.iss ?? issuerUrl)
       .setAudience(opts.aud ?? AUDIENCE)
@@ -232,6 +235,72 @@ describe('trust policies and the OIDC exchange', () => {
     expect(res.status, res.text).toBe(status);
     expect(res.body.error.message).toContain(message);
     expect(res.text).not.toContain(token);
+  });
+
+  it('exchanges an OIDC token once: a replay is refused, saying to request a new one', async () => {
+    const oidcTokens = () =>
+      t.deps.db.selectFrom('tokens').select('id').where('source', '=', 'oidc').execute();
+    const token = await jwt();
+    const first = await exchange(token);
+    expect(first.status, first.text).toBe(201);
+    const before = (await oidcTokens()).length;
+    // The replay: the same job token, as someone who copied it from a log or a proxy would send it.
+    for (const project of [projectId, undefined]) {
+      const again = await exchange(token, project);
+      expect(again.status, again.text).toBe(401);
+      expect(again.body.error).toMatchObject({ code: 'UNAUTHORIZED' });
+      expect(again.body.error.message).toContain('OIDC token refused: it was already exchanged');
+      expect(again.body.error.message).toContain('request a new one from the runner');
+      expect(again.text).not.toContain(token);
+    }
+    expect(await oidcTokens()).toHaveLength(before);
+    // Another token of the same job (a new jti) is exchanged as before.
+    expect((await exchange(await jwt())).status).toBe(201);
+  });
+
+  it('gives one token for one OIDC token sent many times at once', async () => {
+    const token = await jwt();
+    const answers = await Promise.all(Array.from({ length: 6 }, () => exchange(token)));
+    expect(answers.map((a) => a.status).sort()).toEqual([201, 401, 401, 401, 401, 401]);
+    const used = await t.deps.db.selectFrom('used_oidc_tokens').selectAll().execute();
+    const winner = answers.find((a) => a.status === 201)!;
+    const row = await t.deps.db
+      .selectFrom('tokens')
+      .select('id')
+      .where('prefix', '=', (winner.body.data.token as string).slice(0, 10))
+      .executeTakeFirstOrThrow();
+    expect(used.filter((u) => u.token_id === row.id)).toHaveLength(1);
+  });
+
+  it('refuses a token without a jti, which could not be told from its replay', async () => {
+    const now = Math.floor(Date.now() / 1000);
+    const token = await new SignJWT(claims())
+      .setProtectedHeader({ alg: 'RS256', kid: 'key-1', typ: 'JWT' })
+      .setIssuer(issuerUrl)
+      .setAudience(AUDIENCE)
+      .setIssuedAt(now)
+      .setExpirationTime(now + 300)
+      .sign(keys.privateKey);
+    const res = await exchange(token);
+    expect(res.status).toBe(401);
+    expect(res.body.error.message).toBe('OIDC token refused: its jti claim is missing');
+  });
+
+  it('keeps a used jti until the token expires, then the monitoring run drops it', async () => {
+    const exp = Math.floor(Date.now() / 1000) + 120;
+    const token = await jwt({}, { exp });
+    expect((await exchange(token)).status).toBe(201);
+    const { jti } = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as { jti: string };
+    const mark = () =>
+      t.deps.db.selectFrom('used_oidc_tokens').selectAll().where('jti', '=', jti).executeTakeFirst();
+    // Kept while the exchange would still accept the token (exp, plus its 60 s of clock tolerance).
+    expect((await mark())?.expires_at).toBe(new Date((exp + 60) * 1000).toISOString());
+    clock.set(new Date((exp + 59) * 1000).toISOString());
+    await runMonitoringTick(t.deps);
+    expect(await mark()).toBeDefined();
+    clock.set(new Date((exp + 61) * 1000).toISOString());
+    await runMonitoringTick(t.deps);
+    expect(await mark()).toBeUndefined();
   });
 
   it('refuses alg none, and a tag ref is allowed by its glob', async () => {

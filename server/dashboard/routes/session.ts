@@ -6,20 +6,24 @@ import { ASSETS, asset, type AssetName } from '../assets.ts';
 import type { Kit } from '../kit.ts';
 import { signInPage } from '../pages/sign-in.ts';
 import { authorizationUrl, githubSignIn, SignInRefused, userForCode } from '../github-sign-in.ts';
+import { PLACEHOLDER_ORIGIN, returnPath } from '../return-path.ts';
 import { closeSession, cookieValue, openSession, readSession, sessionCookie } from '../session.ts';
 
 const STATE_COOKIE = 'slipway_github_state';
 
-/** Where to go after signing in: a path of this dashboard, never another site. */
-export function safeNext(base: string, next: string | undefined): string {
-  const home = `${base}/`;
-  if (!next || !next.startsWith(home) || next.startsWith('//') || /[\\\r\n]/.test(next)) return home;
-  return next;
-}
+/** What the sign-in page says when a link's `next` would have left the dashboard. */
+export const REFUSED_NEXT =
+  'The link you followed asked to go to another site after signing in: you will go to this dashboard’s home page instead.';
 
 /** Sign in with an API token, sign out, and the one script and style sheet. */
 export function sessionRoutes(scope: FastifyInstance, kit: Kit): void {
   const { deps, base, secure } = kit;
+  const place = {
+    origin: deps.config.publicApiUrl ? new URL(deps.config.publicApiUrl).origin : PLACEHOLDER_ORIGIN,
+    base,
+  };
+  /** Where to go after signing in: a path of this dashboard, never another site (return-path.ts). */
+  const safeNext = (next: string | undefined) => returnPath(next, place).path;
   const gh = githubSignIn(deps.config);
   const github = gh !== null;
   const statePath = `${base}/sign-in/github`;
@@ -47,21 +51,19 @@ export function sessionRoutes(scope: FastifyInstance, kit: Kit): void {
 
   scope.get('/sign-in', async (req, reply) => {
     const q = req.query as { next?: string; signed_out?: string };
-    const next = safeNext(base, q.next);
+    const { path: next, refused } = returnPath(q.next, place);
     if (await readSession(deps, req.headers.cookie)) return reply.redirect(next, 303);
+    const message = q.signed_out ? 'You are signed out.' : refused ? REFUSED_NEXT : undefined;
     return kit.send(
       reply,
-      signInPage(
-        { base, session: null },
-        { next, github, ...(q.signed_out ? { message: 'You are signed out.' } : {}) },
-      ),
+      signInPage({ base, session: null }, { next, github, ...(message ? { message } : {}) }),
     );
   });
 
   scope.post('/sign-in', async (req, reply) => {
     const form: Record<string, string | undefined> =
       req.body instanceof URLSearchParams ? Object.fromEntries(req.body) : {};
-    const next = safeNext(base, form.next);
+    const next = safeNext(form.next);
     const view = { base, session: null };
     if (!kit.sameOrigin(req)) {
       return kit.send(
@@ -92,7 +94,7 @@ export function sessionRoutes(scope: FastifyInstance, kit: Kit): void {
 
   scope.get('/sign-in/github', async (req, reply) => {
     if (!gh) return reply.redirect(`${base}/sign-in`, 303);
-    const next = safeNext(base, (req.query as { next?: string }).next);
+    const next = safeNext((req.query as { next?: string }).next);
     const state = randomBytes(24).toString('base64url');
     const cookie = [
       `${STATE_COOKIE}=${state}.${Buffer.from(next).toString('base64url')}`,
@@ -110,7 +112,7 @@ export function sessionRoutes(scope: FastifyInstance, kit: Kit): void {
     if (!gh) return reply.redirect(`${base}/sign-in`, 303);
     const q = req.query as { code?: string; state?: string; error_description?: string };
     const [state, nextB64] = (cookieValue(req.headers.cookie, STATE_COOKIE) ?? '').split('.');
-    const next = safeNext(base, nextB64 ? Buffer.from(nextB64, 'base64url').toString() : undefined);
+    const next = safeNext(nextB64 ? Buffer.from(nextB64, 'base64url').toString() : undefined);
     const clear = `${STATE_COOKIE}=; Path=${statePath}; HttpOnly; SameSite=Lax; Max-Age=0`;
     const refuse = (error: string, status: number) =>
       kit.send(reply.header('set-cookie', clear), signInPage(view, { next, github, error }), status);

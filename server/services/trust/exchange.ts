@@ -5,6 +5,7 @@ import type { ExchangedToken } from '../../../api/schemas/trust-policies.ts';
 import type { TrustPoliciesTable } from '../../store/schema.ts';
 import type { Deps } from '../deps.ts';
 import { createToken } from '../users/create-token.ts';
+import { claimJti, jtiOf, OIDC_CLOCK_TOLERANCE_S } from './used-tokens.ts';
 
 /** The claims of a GitHub Actions OIDC token that a policy looks at. */
 interface ActionsClaims extends JWTPayload {
@@ -27,8 +28,9 @@ async function verify(deps: Deps, token: string): Promise<ActionsClaims> {
       issuer,
       audience,
       algorithms: ['RS256', 'RS384', 'RS512', 'ES256', 'ES384', 'PS256'],
-      clockTolerance: 60,
-      requiredClaims: ['exp', 'iat', 'repository', 'repository_id', 'ref'],
+      clockTolerance: OIDC_CLOCK_TOLERANCE_S,
+      // jti: each token is exchanged once (used-tokens.ts); GitHub sets it on every token.
+      requiredClaims: ['exp', 'iat', 'jti', 'repository', 'repository_id', 'ref'],
     });
     return payload;
   } catch (err) {
@@ -98,13 +100,16 @@ export function mismatch(policy: TrustPoliciesTable, c: ActionsClaims): string |
 /**
  * `POST /v1/oidc/token`: a GitHub Actions OIDC token for a short-lived Slipway token, scoped to one
  * project and the trusting policy's role, acting as the admin who made the policy. The token sent
- * is never echoed; a refusal says which check failed.
+ * is never echoed; a refusal says which check failed. Each OIDC token is exchanged once: its
+ * `jti` is kept until it expires, and a second exchange is refused (as PyPI's trusted publishing
+ * does), so a job token that leaks from a log or a proxy after use is worth nothing.
  */
 export async function exchangeOidcToken(
   deps: Deps,
   body: { token: string; project?: string | undefined },
 ): Promise<ExchangedToken> {
   const claims = await verify(deps, body.token);
+  const jti = jtiOf(claims);
   let query = deps.db
     .selectFrom('trust_policies as t')
     .innerJoin('projects as p', 'p.id', 't.project_id')
@@ -146,16 +151,19 @@ export async function exchangeOidcToken(
     );
   }
   const policy = trusted.p;
-  const expiresAt = new Date(deps.clock.now().getTime() + deps.config.oidc.tokenTtlMs).toISOString();
-  const made = await createToken(
-    deps,
-    policy.created_by,
-    `github-actions: ${String(claims.repository)}@${String(claims.ref)}`,
-    {
-      projectId: policy.project_id,
-      role: policy.role,
-      expiresAt,
-    },
-  );
+  const now = deps.clock.now();
+  const expiresAt = new Date(now.getTime() + deps.config.oidc.tokenTtlMs).toISOString();
+  // The token and the mark that its job token is used commit together: a replay, even at the same
+  // moment on another process, gets no token, and a failed exchange leaves the job token unused.
+  const made = await deps.db.transaction().execute(async (tx) => {
+    const token = await createToken(
+      { ...deps, db: tx },
+      policy.created_by,
+      `github-actions: ${String(claims.repository)}@${String(claims.ref)}`,
+      { projectId: policy.project_id, role: policy.role, expiresAt },
+    );
+    await claimJti(tx, { jti, exp: claims.exp!, usedAt: now, tokenId: token.id });
+    return token;
+  });
   return { token: made.token, projectId: policy.project_id, role: policy.role, expiresAt };
 }

@@ -19,6 +19,7 @@ import { metricRollups } from './015_metric_rollups.ts';
 import { monitoringIndexes } from './016_monitoring_indexes.ts';
 import { rateLimitGranted } from './017_rate_limit_granted.ts';
 import { buildSpec } from './018_build_spec.ts';
+import { usedOidcTokens } from './019_used_oidc_tokens.ts';
 
 /** Every migration in order; names sort as they run. Data migrations that encrypt use `cipher`. */
 export function allMigrations(d: DialectHelpers, cipher: Cipher): Record<string, Migration> {
@@ -41,5 +42,6 @@ export function allMigrations(d: DialectHelpers, cipher: Cipher): Record<string,
     '016_monitoring_indexes': monitoringIndexes,
     '017_rate_limit_granted': rateLimitGranted,
     '018_build_spec': buildSpec,
+    '019_used_oidc_tokens': usedOidcTokens,
   };
 }
