@@ -31,9 +31,10 @@ const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => existsSync(p));
 /**
  * Debian's nginx (one worker) as a reverse proxy in front of the bare app, keeping its
  * connections to it: what any proxy in front of the app costs on this machine, the floor under
- * the edge's own figure. Null when nginx is not installed.
+ * the edge's own figure. `directives` go into its `location` (`proxy_buffering off;` to stream
+ * as the edge does); `path` is the one asked until it answers. Null when nginx is not installed.
  */
-async function startNginxProxy(appPort: number) {
+export async function startNginxProxy(appPort: number, directives = '', path = '/') {
   if (!NGINX) return null;
   const port = await findFreePort();
   const dir = mkdtempSync(join(tmpdir(), 'slipway-nginx-proxy-'));
@@ -44,11 +45,11 @@ async function startNginxProxy(appPort: number) {
 events { worker_connections 1024; }
 http { access_log off; keepalive_requests 100000; upstream app { server 127.0.0.1:${appPort}; keepalive 32; }
   client_body_temp_path ${dir}; proxy_temp_path ${dir}; fastcgi_temp_path ${dir}; uwsgi_temp_path ${dir}; scgi_temp_path ${dir};
-  server { listen 127.0.0.1:${port}; location / { proxy_pass http://app; proxy_http_version 1.1; proxy_set_header Connection ""; } } }`,
+  server { listen 127.0.0.1:${port}; location / { proxy_pass http://app; proxy_http_version 1.1; proxy_set_header Connection ""; ${directives} } } }`,
   );
   const child = spawn(NGINX, ['-c', conf, '-p', dir], { stdio: 'ignore' });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  for (let i = 0; (await get(`http://127.0.0.1:${port}/`).catch(() => 0)) !== 200; i++) {
+  for (let i = 0; (await get(`http://127.0.0.1:${port}${path}`).catch(() => 0)) !== 200; i++) {
     if (i > 400) throw new Error('nginx did not start');
     await new Promise((r) => setTimeout(r, 5));
   }

@@ -10,6 +10,7 @@ import { benchEdgeApp } from './edge-app.ts';
 import { benchEdgeFlood } from './edge-flood.ts';
 import { benchEdgeHosts } from './edge-hosts.ts';
 import { benchMetrics } from './metrics.ts';
+import { benchNextRebuild, benchNextSsr } from './next.ts';
 import { benchRecording } from './monitoring.ts';
 import { benchMonitoringTick } from './monitoring-tick.ts';
 import { benchSandbox } from './sandbox.ts';
@@ -39,6 +40,8 @@ const suites: Record<string, () => Promise<string>> = {
   'build-cache': () => benchBuildCache(),
   dashboard: () => benchDashboard(),
   data: () => benchData(),
+  'next-ssr': () => benchNextSsr(seconds),
+  'next-rebuild': () => benchNextRebuild(),
 };
 
 for (const [name, run] of Object.entries(suites)) {
