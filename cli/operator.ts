@@ -37,12 +37,15 @@ DATABASE_URL) and exits. \`slipway serve\` does the same when it starts.`,
   operator(
     'token',
     'create a user if needed and print a new API token',
-    `Usage: slipway token create --email <address> [--name <label>]
+    `Usage: slipway token create --email <address> [--name <label>] [--github-app]
 
 Creates the user (with a personal organization) if the address is new, and prints a new API
 token for them on standard output: the first token of a fresh service comes from here.
+--github-app makes the GitHub App's own token (the bot's SLIPWAY_API_TOKEN): the only kind
+the service lets store GitHub's deliveries in the App's event queue.
 
-  slipway token create --email you@example.com --name laptop`,
+  slipway token create --email you@example.com --name laptop
+  slipway token create --email slipway-bot@example.com --name github-app --github-app`,
   ),
   operator(
     'project',

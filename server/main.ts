@@ -38,9 +38,14 @@ export async function main(argv: string[]): Promise<number> {
         const { values, positionals } = parseArgs({
           args: rest,
           allowPositionals: true,
-          options: { email: { type: 'string' }, name: { type: 'string' } },
+          options: {
+            email: { type: 'string' },
+            name: { type: 'string' },
+            'github-app': { type: 'boolean' },
+          },
         });
-        if (positionals[0] !== 'create') return fail('Usage: slipway token create --email E --name N');
+        if (positionals[0] !== 'create')
+          return fail('Usage: slipway token create --email E --name N [--github-app]');
         if (!values.email || !/^[^@\s]+@[^@\s]+$/.test(values.email)) {
           return fail('--email must be an e-mail address, e.g. --email you@example.com');
         }
@@ -58,7 +63,10 @@ export async function main(argv: string[]): Promise<number> {
             );
           }
           const user = await findOrCreateUser(deps, email);
-          const token = await createToken(deps, user.id, values.name ?? 'cli');
+          // --github-app: the bot's SLIPWAY_API_TOKEN, the only kind that may use the App's event queue.
+          const token = await createToken(deps, user.id, values.name ?? 'cli', undefined, {
+            githubApp: values['github-app'] === true,
+          });
           process.stdout.write(`${token.token}\n`);
         });
         return 0;

@@ -1,6 +1,8 @@
+import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import type { SlipwayClient } from '../../api/client/index.ts';
+import { ApiError, type SlipwayClient } from '../../api/client/index.ts';
+import { createSeenIds } from '../lib/seen-ids.ts';
 import { orderingKey } from './ordering-key.ts';
 
 /** GitHub caps a delivery at 25 MB. */
@@ -26,6 +28,9 @@ function answer(res: ServerResponse, status: number, body: unknown): void {
  * and the App's GitHub writes are spaced a second apart, so nothing of that is on this path.
  */
 export function createReceiver(opts: ReceiverOptions) {
+  // Events handled without the queue, by name and body digest: a replay under a new delivery id
+  // is not handled twice by this process either (the queue does this for every process).
+  const handled = createSeenIds(() => Date.now(), 7 * 24 * 3_600_000);
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const id = String(req.headers['x-github-delivery'] ?? '');
     const name = String(req.headers['x-github-event'] ?? '');
@@ -62,11 +67,25 @@ export function createReceiver(opts: ReceiverOptions) {
       opts.stored();
     } catch (err) {
       // Without the queue the event is handled as before: now, and answered once handled.
-      opts.log.warn({ err, delivery: id }, 'could not store a GitHub event in the service; handling it now');
+      if (err instanceof ApiError && err.status === 403) {
+        // SLIPWAY_API_TOKEN is not the App's kind of token: the message says how to make one.
+        opts.log.error(
+          { delivery: id, error: err.message },
+          'the service refuses this bot the event queue; handling the event now',
+        );
+      } else {
+        opts.log.warn(
+          { err, delivery: id },
+          'could not store a GitHub event in the service; handling it now',
+        );
+      }
+      const digest = `${name} ${createHash('sha256').update(body, 'utf8').digest('hex')}`;
+      if (handled.checkAndAdd(digest)) return answer(res, 200, { ok: true, duplicate: true });
       try {
         await opts.handleNow({ id, name, payload });
         answer(res, 200, { ok: true });
       } catch (handlerErr) {
+        handled.forget(digest); // GitHub's redelivery (the same body) must do it again
         opts.log.error({ err: handlerErr, delivery: id }, 'GitHub event failed');
         answer(res, 500, { error: 'the event failed; GitHub can redeliver it' });
       }

@@ -67,6 +67,9 @@ export function serviceWebhookHandler(bot: Bot) {
         signature: header(req, 'x-slipway-signature'),
         deliveryId: header(req, 'x-slipway-delivery'),
         event: header(req, 'x-slipway-event'),
+        webhookId: header(req, 'webhook-id'),
+        webhookTimestamp: header(req, 'webhook-timestamp'),
+        webhookSignature: header(req, 'webhook-signature'),
       },
       {
         secret: bot.settings.serviceWebhookSecret,

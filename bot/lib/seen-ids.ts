@@ -6,6 +6,8 @@
 export interface SeenIds {
   /** True when `id` was already seen (and not expired); otherwise records it and returns false. */
   checkAndAdd(id: string): boolean;
+  /** Forgets `id`: its work failed, so seeing it again must do it again. */
+  forget(id: string): void;
 }
 
 export function createSeenIds(now: () => number, ttlMs = 15 * 60_000, max = 50_000): SeenIds {
@@ -25,6 +27,9 @@ export function createSeenIds(now: () => number, ttlMs = 15 * 60_000, max = 50_0
       if (expires !== undefined && expires > at) return true;
       seen.set(id, at + ttlMs);
       return false;
+    },
+    forget(id) {
+      seen.delete(id);
     },
   };
 }

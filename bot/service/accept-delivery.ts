@@ -1,4 +1,4 @@
-import { verify } from '../../api/signature.ts';
+import { verify, verifyStandard } from '../../api/signature.ts';
 import { WebhookPayload } from '../../api/schemas/webhooks.ts';
 import type { SeenIds } from '../lib/seen-ids.ts';
 
@@ -10,6 +10,10 @@ export interface DeliveryHeaders {
   signature: string | undefined;
   deliveryId: string | undefined;
   event: string | undefined;
+  /** Standard Webhooks' `webhook-id`, `webhook-timestamp` and `webhook-signature`. */
+  webhookId?: string | undefined;
+  webhookTimestamp?: string | undefined;
+  webhookSignature?: string | undefined;
 }
 
 /** What to answer, and the delivery to act on when it was accepted. */
@@ -22,6 +26,13 @@ export type Acceptance =
  * Checks a service delivery in the contract's order: the signature over the raw bytes first
  * (nothing unauthenticated is parsed), then the shape, then the timestamp, and only then the
  * delivery id, so a forged or malformed request cannot mark an id as seen.
+ *
+ * The signature: Standard Webhooks' `webhook-signature` (over the id, the attempt's
+ * `webhook-timestamp` and the body; the timestamp within 5 minutes) whenever the delivery has it,
+ * and then nothing else counts: a bad or stale one is refused whatever `X-Slipway-Signature`
+ * says. A delivery without it is checked by `X-Slipway-Signature` as before: a service not yet
+ * upgraded (a worker on another machine during a rolling upgrade) sends only that, and the body's
+ * own `timestamp`, under that signature, still bounds a replay to the same 5 minutes.
  */
 export function acceptDelivery(
   raw: Buffer,
@@ -30,14 +41,30 @@ export function acceptDelivery(
 ): Acceptance {
   // During a rotation the previous secret is accepted too (deliveries signed before the switch).
   const secrets = [deps.secret, ...(deps.previousSecret ? [deps.previousSecret] : [])];
-  if (!secrets.some((secret) => verify(secret, raw, headers.signature))) {
+  let deliveryId = headers.deliveryId;
+  if ((headers.webhookSignature ?? headers.webhookTimestamp ?? headers.webhookId) !== undefined) {
+    const verdict = verifyStandard(
+      secrets,
+      { id: headers.webhookId, timestamp: headers.webhookTimestamp, signature: headers.webhookSignature },
+      raw,
+      deps.now(),
+    );
+    if (!verdict.ok) {
+      const stale = verdict.reason.startsWith('webhook-timestamp is more than');
+      return { kind: 'refused', status: stale ? 400 : 401, error: verdict.reason };
+    }
+    if (headers.deliveryId && headers.deliveryId !== headers.webhookId) {
+      return { kind: 'refused', status: 400, error: 'X-Slipway-Delivery and webhook-id differ' };
+    }
+    deliveryId = headers.webhookId;
+  } else if (!secrets.some((secret) => verify(secret, raw, headers.signature))) {
     return {
       kind: 'refused',
       status: 401,
       error: 'X-Slipway-Signature is missing or does not match the body',
     };
   }
-  if (!headers.deliveryId || !/^[A-Za-z0-9_-]{1,100}$/.test(headers.deliveryId)) {
+  if (!deliveryId || !/^[A-Za-z0-9_-]{1,100}$/.test(deliveryId)) {
     return { kind: 'refused', status: 400, error: 'X-Slipway-Delivery is missing or malformed' };
   }
   let json: unknown;
@@ -63,6 +90,6 @@ export function acceptDelivery(
       error: 'timestamp is more than 5 minutes away from now: refusing a stale or replayed delivery',
     };
   }
-  if (deps.seen.checkAndAdd(headers.deliveryId)) return { kind: 'duplicate', status: 200 };
-  return { kind: 'accepted', status: 202, delivery: parsed.data, deliveryId: headers.deliveryId };
+  if (deps.seen.checkAndAdd(deliveryId)) return { kind: 'duplicate', status: 200 };
+  return { kind: 'accepted', status: 202, delivery: parsed.data, deliveryId: deliveryId };
 }

@@ -30,6 +30,7 @@ const tokenLookup = prepared<
     projectId: string | null;
     scopeRole: 'viewer' | 'developer' | null;
     expiresAt: string | null;
+    source: 'user' | 'oidc' | 'github_app';
   }
 >(1, (d, tokenHash) =>
   d
@@ -43,6 +44,7 @@ const tokenLookup = prepared<
       't.project_id as projectId',
       't.scope_role as scopeRole',
       't.expires_at as expiresAt',
+      't.source as source',
       (eb) =>
         eb
           .selectFrom('memberships as m')
@@ -84,7 +86,13 @@ export async function authenticate(deps: Deps, header: string | undefined): Prom
   const scope =
     token.projectId && token.scopeRole ? { projectId: token.projectId, role: token.scopeRole } : undefined;
   return {
-    actor: { tokenId: token.tokenId, userId: token.userId, email: token.email, ...(scope ? { scope } : {}) },
+    actor: {
+      tokenId: token.tokenId,
+      userId: token.userId,
+      email: token.email,
+      ...(scope ? { scope } : {}),
+      ...(token.source === 'github_app' ? { githubApp: true as const } : {}),
+    },
     hourlyLimit,
   };
 }

@@ -39,14 +39,14 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   return Array.isArray(e.errors) && e.errors.some((inner) => isDatabaseUnavailable(inner));
 }
 
-/** Turns anything thrown into the ApiError the client sees. */
-export function toApiError(err: unknown): ApiError {
+/** Turns anything thrown into the ApiError the client sees; `tooLarge` is the route's own 413 message. */
+export function toApiError(err: unknown, tooLarge?: string): ApiError {
   if (err instanceof ApiError) return err;
   const e = err as Partial<FastifyError> & { code?: string; message?: string };
   if (e.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
     return new ApiError(
       'VALIDATION_ERROR',
-      'Request body is larger than this operation takes (1 MiB; 32 MiB to create a deployment)',
+      tooLarge ?? 'Request body is larger than this operation takes (1 MiB; 32 MiB to create a deployment)',
       undefined,
       413,
     );
@@ -71,7 +71,10 @@ export function toApiError(err: unknown): ApiError {
 
 /** The reference interface wraps errors in the envelope; `/api/v1` answers `{ code, message }`. */
 export function sendError(req: FastifyRequest, reply: FastifyReply, err: unknown) {
-  const apiError = toApiError(err);
+  const apiError = toApiError(
+    err,
+    (req.routeOptions?.config as { bodyTooLarge?: string } | undefined)?.bodyTooLarge,
+  );
   if (apiError.code === 'INTERNAL_ERROR') req.log.error({ err }, 'unhandled error');
   if (apiError.code === 'SERVICE_UNAVAILABLE') void reply.header('Retry-After', '5');
   void reply.status(apiError.status);

@@ -24,13 +24,23 @@ declare module 'fastify' {
 
 export const SYSTEM_ACTOR: Actor = { userId: '', email: '', tokenId: '' };
 
-/** onRequest: the bearer token names the caller; a workflow's token is held to its one project. */
+/**
+ * onRequest: the bearer token names the caller; a workflow's token is held to its one project;
+ * a route of the GitHub App's (its event queue) takes only the App's own token.
+ */
 export const authenticateRequest =
-  (deps: Deps, spec: Pick<RouteSpec, 'method' | 'url' | 'scoped'>) => async (req: FastifyRequest) => {
+  (deps: Deps, spec: Pick<RouteSpec, 'method' | 'url' | 'scoped' | 'githubApp'>) =>
+  async (req: FastifyRequest) => {
     const { actor, hourlyLimit } = await authenticate(deps, req.headers.authorization);
     req.actor = actor;
     req.hourlyLimit = hourlyLimit;
     if (actor.scope) await checkScope(deps, actor.scope, spec, req.params);
+    if (spec.githubApp && !actor.githubApp) {
+      // Refused here, before the body is read: a stranger cannot make the service take in 25 MB.
+      throw ApiError.forbidden(
+        `Only the GitHub App's own token may use ${spec.method} ${spec.url}: this token is not one. The operator makes it with \`slipway token create --email <bot user> --name github-app --github-app\` and gives it to the bot as SLIPWAY_API_TOKEN (docs/bot.md)`,
+      );
+    }
   };
 
 /**

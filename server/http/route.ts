@@ -72,6 +72,13 @@ export interface RouteSpec<
   rawBody?: boolean;
   /** Largest JSON body in bytes, when a route needs more than the server's 1 MiB. */
   bodyLimit?: number;
+  /** The 413's message for a body over `bodyLimit`, naming this route's limit. */
+  bodyTooLarge?: string;
+  /**
+   * Only the GitHub App's own token (`slipway token create --github-app`) may call it; everyone
+   * else gets 403 before the body is read (server/http/pipeline.ts).
+   */
+  githubApp?: true;
   /** Open to tokens from GitHub Actions trust policies, within their project (server/http/scope.ts). */
   scoped?: ScopedAccess;
   handler: (ctx: HandlerContext<z.infer<B>, z.infer<Q>, z.infer<P>>) => Promise<HandlerResult>;
@@ -106,6 +113,7 @@ function routeOptions(deps: Deps, spec: RouteSpec): RouteOptions {
     method: spec.method,
     url: spec.url,
     ...(spec.bodyLimit ? { bodyLimit: spec.bodyLimit } : {}),
+    ...(spec.bodyTooLarge ? { config: { bodyTooLarge: spec.bodyTooLarge } } : {}),
     schema: {
       ...(spec.params ? { params: spec.params } : {}),
       ...(spec.query ? { querystring: spec.query } : {}),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import {
+  GITHUB_DELIVERY_MAX_BYTES,
   ClaimedGitHubEvent,
   ClaimGitHubEventsBody,
   FinishGitHubEventBody,
@@ -10,11 +11,14 @@ import {
 import { route } from '../http/route.ts';
 import { claimGitHubEvents } from '../services/github-events/claim-events.ts';
 import { finishGitHubEvent } from '../services/github-events/finish-event.ts';
-import { storeGitHubEvent } from '../services/github-events/store-event.ts';
+import { storeGitHubEvent, TOO_LARGE_MESSAGE } from '../services/github-events/store-event.ts';
 
 const EventParams = z.object({ eventId: z.string() });
 
-/** The GitHub App's durable queue of GitHub deliveries (docs/bot.md#durable-events): one per user. */
+/**
+ * The GitHub App's durable queue of GitHub deliveries (docs/bot.md#durable-events): one per user,
+ * open only to the App's own token (`githubApp`), refused to any other before its body is read.
+ */
 export const githubEventRoutes = [
   route({
     method: 'POST',
@@ -24,8 +28,11 @@ export const githubEventRoutes = [
     body: StoreGitHubEventBody,
     response: StoredGitHubEvent,
     successStatus: 202,
-    // GitHub caps a delivery at 25 MB; its JSON string form here is a little larger.
-    bodyLimit: 32 * 1024 * 1024,
+    githubApp: true,
+    // The delivery travels as a JSON string: escaping at most doubles valid JSON text (each `"`,
+    // `\\` or whitespace becomes two characters). The exact 25 MiB bound is the service's (413).
+    bodyLimit: 2 * GITHUB_DELIVERY_MAX_BYTES + 1024 * 1024,
+    bodyTooLarge: TOO_LARGE_MESSAGE,
     handler: async ({ deps, actor, body }) => ({
       kind: 'data',
       data: await storeGitHubEvent(deps, actor, body),
@@ -36,6 +43,7 @@ export const githubEventRoutes = [
     url: '/v1/github/events/claim',
     tag: 'github',
     summary: "Claim the caller's due events: the oldest open one of each ordering key",
+    githubApp: true,
     body: ClaimGitHubEventsBody,
     response: z.array(ClaimedGitHubEvent),
     handler: async ({ deps, actor, body }) => ({
@@ -48,6 +56,7 @@ export const githubEventRoutes = [
     url: '/v1/github/events/:eventId/finish',
     tag: 'github',
     summary: 'End a claim: done, retry later (with backoff), or release untried',
+    githubApp: true,
     params: EventParams,
     body: FinishGitHubEventBody,
     response: FinishedGitHubEvent,

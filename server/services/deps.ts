@@ -47,6 +47,8 @@ export interface Actor {
   tokenId: string;
   /** A token from a GitHub Actions trust policy: this one project, at most this role (server/http/scope.ts). */
   scope?: { projectId: string; role: 'viewer' | 'developer' } | undefined;
+  /** The GitHub App's own token (`slipway token create --github-app`): may use the App's event queue. */
+  githubApp?: true | undefined;
   /**
    * The project named in the request's path with this caller's role, read together with the
    * rate-limit count (PostgreSQL: one round trip; SQLite: one turn's shared work); the request's

@@ -25,6 +25,8 @@ export interface CachedToken {
   projectId: string | null;
   scopeRole: 'viewer' | 'developer' | null;
   expiresAt: string | null;
+  /** How the token was made: only `github_app` may use the App's event queue. */
+  source: 'user' | 'oidc' | 'github_app';
 }
 
 export interface TokenCache {

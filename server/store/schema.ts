@@ -21,8 +21,12 @@ export interface TokensTable {
   created_at: string;
   last_used_at: string | null;
   revoked_at: string | null;
-  /** `user` (made by a person) or `oidc` (exchanged for a workflow's OIDC token: never listed). */
-  source: Generated<'user' | 'oidc'>;
+  /**
+   * `user` (made by a person), `oidc` (exchanged for a workflow's OIDC token: never listed) or
+   * `github_app` (made by the operator for the GitHub App: the only kind that may use the App's
+   * event queue, docs/bot.md#durable-events).
+   */
+  source: Generated<'user' | 'oidc' | 'github_app'>;
   /** An `oidc` token's one project, role and end. */
   project_id: string | null;
   scope_role: 'viewer' | 'developer' | null;
@@ -387,6 +391,8 @@ export interface GitHubEventsTable {
   delivery_id: string;
   name: string;
   body: string;
+  /** Hex SHA-256 of `body`: an event of the same name and body is kept once (replays under new delivery ids). */
+  body_sha256: string | null;
   signature: string;
   ordering_key: string;
   status: 'pending' | 'running' | 'done' | 'failed';

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { sign, SIGNATURE_HEADER } from '../../api/signature.ts';
+import { sign, SIGNATURE_HEADER, signStandard } from '../../api/signature.ts';
 import { raceSignal } from '../lib/race-signal.ts';
 import type { PostDelivery } from './post-pinned.ts';
 import type { AttemptOutcome } from './record-attempt.ts';
@@ -19,11 +19,16 @@ export interface AttemptIo {
   stop: AbortSignal;
 }
 
-/** The headers of a delivery, identical on every attempt; the signature covers exactly `body`. */
+/**
+ * The headers of one attempt sent at `at`: `X-Slipway-Signature` covers exactly `body`; the
+ * Standard Webhooks headers (`webhook-id`, `webhook-timestamp`, `webhook-signature`) cover the
+ * delivery id, the attempt's time and `body`, so a captured attempt goes stale after 5 minutes.
+ */
 export function deliveryHeaders(
   delivery: { id: string; event: string },
   secret: string,
   body: Buffer,
+  at: Date,
 ): Record<string, string> {
   return {
     'Content-Type': 'application/json',
@@ -31,6 +36,7 @@ export function deliveryHeaders(
     'X-Slipway-Event': delivery.event,
     'X-Slipway-Delivery': delivery.id,
     [SIGNATURE_HEADER]: sign(secret, body),
+    ...signStandard(secret, delivery.id, at, body),
   };
 }
 
@@ -53,7 +59,8 @@ export type AttemptResult =
  * send them, and classify the answer. Never throws; every failure is an outcome.
  */
 export async function attemptDelivery(
-  delivery: { id: string; event: string; payload: string; url: string; secret: string },
+  /** `at`: when the attempt is sent (the payload's `timestamp`, and `webhook-timestamp`). */
+  delivery: { id: string; event: string; payload: string; url: string; secret: string; at: Date },
   io: AttemptIo,
 ): Promise<AttemptResult> {
   const started = performance.now();
@@ -75,7 +82,7 @@ export async function attemptDelivery(
     const statusCode = await io.post({
       url,
       addresses,
-      headers: deliveryHeaders(delivery, delivery.secret, body),
+      headers: deliveryHeaders(delivery, delivery.secret, body, delivery.at),
       body,
       signal,
     });

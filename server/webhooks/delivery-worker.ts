@@ -98,7 +98,10 @@ export function startDeliveryWorker(deps: DeliveryDeps, opts: DeliveryWorkerOpti
     // Each attempt is stamped with the time it is sent: receivers reject timestamps more than five
     // minutes away, and a retry after an outage must still be accepted. The delivery id stays.
     const payload = restamp(d.payload, at);
-    const result = await attemptDelivery({ ...d, payload, url: d.webhook.url, secret }, { ...io, stop });
+    const result = await attemptDelivery(
+      { ...d, payload, url: d.webhook.url, secret, at: new Date(at) },
+      { ...io, stop },
+    );
     if (result.kind === 'interrupted') return releaseClaim(deps.db, deps.clock, d);
     const status = await recordAttempt(
       deps.db,

@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { sign } from '@octokit/webhooks-methods';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { findFreePort } from '../../server/edge/free-port.ts';
 import { type BotRole, startBotRole } from '../../server/roles/bot.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 import { GITHUB_SECRET, startHarness, TestOctokit, type Harness } from './helpers/harness.ts';
-import { pullRequest, pullRequestEvent, type PrSpec } from './helpers/payloads.ts';
+import { mergedEvent, pullRequest, pullRequestEvent, type PrSpec } from './helpers/payloads.ts';
 
 /**
  * GitHub's deliveries go into the service's queue and are answered at once; the work happens
@@ -14,9 +15,20 @@ import { pullRequest, pullRequestEvent, type PrSpec } from './helpers/payloads.t
 describe('durable GitHub events', () => {
   let h: Harness;
   const extra: BotRole[] = [];
+  /** The bot's calls to the service, as `METHOD /path`. */
+  const serviceCalls: string[] = [];
 
   beforeAll(async () => {
-    h = await startHarness({ bot: { eventPollMs: 200, shutdownGraceMs: 100 } });
+    h = await startHarness({
+      bot: {
+        eventPollMs: 200,
+        shutdownGraceMs: 100,
+        fetch: (input, init) => {
+          serviceCalls.push(`${init?.method ?? 'GET'} ${new URL(String(input)).pathname}`);
+          return fetch(input, init);
+        },
+      },
+    });
   });
   afterAll(async () => {
     h.github.before = undefined;
@@ -85,6 +97,44 @@ describe('durable GitHub events', () => {
     expect(await deploymentsOf(sha)).toHaveLength(1);
   });
 
+  it('processes a signed merge once, however many delivery ids it is replayed under: one promotion', async () => {
+    const spec = {
+      number: 45,
+      headSha: h.push('durable-5', { 'message.txt': 'durable five' }),
+      headRef: 'durable-5',
+    };
+    await deliver(h.botUrl, 'pull_request', open(spec));
+    const preview = await h.waitForCheck(
+      spec.headSha,
+      'Slipway Preview',
+      (r) => r.conclusion === 'success',
+      30_000,
+    );
+    await h.bot.idle();
+    h.repo.git('merge', '-q', '--no-ff', '-m', 'Merge pull request #45', spec.headRef);
+    const mergeSha = h.repo.git('rev-parse', 'HEAD');
+    const merged = { ...spec, mergeSha };
+    h.github.pulls.set(spec.number, pullRequest({ ...merged, state: 'closed', merged: true }));
+    const deploymentsBefore = (await h.client.deployments.list(h.project.id)).meta.total;
+    const promotesBefore = serviceCalls.filter((c) => c.endsWith('/promote')).length;
+
+    // One capture of GitHub's signed delivery, sent again under new delivery ids: GitHub signs only the body.
+    const payload = mergedEvent(merged);
+    const answers = [];
+    for (let i = 0; i < 3; i++) answers.push(await deliver(h.botUrl, 'pull_request', payload));
+    expect(answers.map((a) => a.status)).toEqual([202, 202, 202]);
+    await waitFor('the promotion', () => h.github.checks(mergeSha, 'Slipway Production').length > 0, 30_000);
+    await new Promise((r) => setTimeout(r, 500)); // a second processing would have started by now
+    await h.bot.idle();
+
+    expect(serviceCalls.filter((c) => c.endsWith('/promote')).length - promotesBefore).toBe(1);
+    expect(h.github.checks(mergeSha, 'Slipway Production')).toHaveLength(1);
+    expect((await h.client.projects.get(h.project.id)).productionDeploymentId).toBe(preview.external_id);
+    expect((await h.client.deployments.list(h.project.id)).meta.total).toBe(deploymentsBefore);
+    expect(answers.map((a) => a.body.duplicate)).toEqual([false, true, true]);
+    expect(new Set(answers.map((a) => a.body.id)).size).toBe(1);
+  });
+
   it('retries an event whose GitHub call failed, and finishes it', async () => {
     const sha = h.push('durable-3', { 'message.txt': 'durable three' });
     let failures = 0;
@@ -140,5 +190,23 @@ describe('durable GitHub events', () => {
     await next.idle();
     expect(await deploymentsOf(sha)).toHaveLength(1);
     expect(h.github.checks(sha, 'Slipway Preview').filter((r) => r.conclusion === 'success')).toHaveLength(1);
+  });
+
+  it('with an ordinary token the bot is refused the queue, handles deliveries itself, and a replay once', async () => {
+    const { token } = await h.stack.user(); // not made with --github-app
+    const port = await findFreePort();
+    const plain = await startBotRole({
+      env: { ...h.botEnv, SLIPWAY_API_TOKEN: token, BOT_PORT: String(port) },
+      log: pino({ level: 'silent' }),
+      Octokit: TestOctokit,
+    });
+    extra.push(plain);
+    const spec = { number: 46, headSha: 'f'.repeat(40), headRef: 'durable-6', state: 'closed' as const };
+    h.github.pulls.set(spec.number, pullRequest(spec));
+    const payload = pullRequestEvent('closed', spec);
+    const first = await deliver(`http://127.0.0.1:${port}`, 'pull_request', payload);
+    const again = await deliver(`http://127.0.0.1:${port}`, 'pull_request', payload);
+    expect(first).toEqual({ status: 200, body: { ok: true } });
+    expect(again).toEqual({ status: 200, body: { ok: true, duplicate: true } });
   });
 });

@@ -2,7 +2,7 @@ import { acceptDelivery } from '../../bot/service/accept-delivery.ts';
 import { sign as signPayload } from '../../api/signature.ts';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sign } from '../../api/signature.ts';
+import { sign, signStandard } from '../../api/signature.ts';
 import { createWebhookRegistrar } from '../../bot/service/ensure-webhook.ts';
 import { type Harness, SERVICE_SECRET, startHarness } from './helpers/harness.ts';
 
@@ -87,6 +87,41 @@ describe('the receiver of the service webhooks', () => {
         },
       });
     }
+  });
+
+  it('checks Standard Webhooks headers when present: a bad signature or a stale webhook-timestamp is refused', async () => {
+    const raw = body('deployment.success', { deploymentId: 'dpl_0123456789abcdef02' });
+    const id = `whd_${randomUUID().replaceAll('-', '')}`;
+    const calls = await callsDuring(async () => {
+      // X-Slipway-Signature and the body's timestamp are right: only the new headers are wrong.
+      expect(
+        await post(raw, {
+          'x-slipway-delivery': id,
+          ...signStandard('another-secret-0123456789', id, new Date(), raw),
+        }),
+      ).toEqual({ status: 401, body: { error: 'webhook-signature does not match the body' } });
+      // An attempt captured six minutes ago, replayed now.
+      const captured = signStandard(SERVICE_SECRET, id, new Date(Date.now() - 6 * 60_000), raw);
+      expect(await post(raw, { 'x-slipway-delivery': id, ...captured })).toEqual({
+        status: 400,
+        body: {
+          error:
+            'webhook-timestamp is more than 5 minutes away from now: refusing a stale or replayed delivery',
+        },
+      });
+      const other = signStandard(SERVICE_SECRET, `${id}x`, new Date(), raw);
+      expect((await post(raw, { 'x-slipway-delivery': id, ...other })).status).toBe(400);
+    });
+    expect(calls).toEqual([]);
+    // Right and fresh, and without X-Slipway-Signature at all: accepted; webhook-id is the delivery id.
+    const fresh = {
+      'x-slipway-signature': '',
+      'x-slipway-delivery': '',
+      ...signStandard(SERVICE_SECRET, id, new Date(), raw),
+    };
+    expect(await post(raw, fresh)).toEqual({ status: 202, body: { ok: true } });
+    expect(await post(raw, fresh)).toEqual({ status: 200, body: { ok: true, duplicate: true } });
+    await h.bot.idle();
   });
 
   it('acknowledges at once, works afterwards, and ignores a replayed delivery id', async () => {

@@ -25,8 +25,8 @@ export interface TestApp {
   app: FastifyInstance;
   deps: Deps;
   dataDir: string;
-  /** Creates (or finds) a user and gives them a fresh token. */
-  user(email?: string): Promise<TestUser>;
+  /** Creates (or finds) a user and gives them a fresh token (the GitHub App's kind with `githubApp`). */
+  user(email?: string, kind?: { githubApp?: boolean }): Promise<TestUser>;
   /** inject() with the token as bearer; `body` is sent as JSON. */
   call(
     user: TestUser | string | null,
@@ -76,10 +76,10 @@ export async function createTestApp(
     app,
     deps,
     dataDir,
-    async user(email) {
+    async user(email, kind = {}) {
       const e = email ?? `user${++counter}-${Date.now()}@example.com`;
       const u = await findOrCreateUser(deps, e);
-      const token = await createToken(deps, u.id, 'test');
+      const token = await createToken(deps, u.id, 'test', undefined, kind);
       const org = await deps.db
         .selectFrom('organizations')
         .select('id')

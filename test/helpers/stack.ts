@@ -22,7 +22,11 @@ export interface Stack {
   edgePort: number;
   dataDir: string;
   /** A user with a token and their personal organization. */
-  user(email?: string): Promise<{ token: string; orgId: string; userId: string }>;
+  /** With `githubApp`, the token is the GitHub App's kind (`slipway token create --github-app`). */
+  user(
+    email?: string,
+    kind?: { githubApp?: boolean },
+  ): Promise<{ token: string; orgId: string; userId: string }>;
   client(token: string): ReturnType<typeof createClient>;
   /** GET from the edge with the Host header of `url` (a deployment or production URL). */
   fetchFromEdge(url: string, init?: RequestInit): Promise<Response>;
@@ -79,9 +83,9 @@ export async function startStack(
     edgeUrl,
     edgePort,
     dataDir,
-    async user(email) {
+    async user(email, kind = {}) {
       const u = await findOrCreateUser(running.deps, email ?? `stack-${++users}-${Date.now()}@example.com`);
-      const { token } = await createToken(running.deps, u.id, 'stack');
+      const { token } = await createToken(running.deps, u.id, 'stack', undefined, kind);
       const org = await running.deps.db
         .selectFrom('organizations')
         .select('id')

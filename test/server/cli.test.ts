@@ -112,6 +112,32 @@ describe.concurrent(
       }
     });
 
+    it('token create --github-app makes the App’s token, the only kind the event queue takes', async () => {
+      const dataDir = tempDir();
+      const env = { SLIPWAY_DATA_DIR: dataDir };
+      const [app, plain] = await Promise.all([
+        slipway(
+          ['token', 'create', '--email', 'bot@example.com', '--name', 'github-app', '--github-app'],
+          env,
+        ),
+        slipway(['token', 'create', '--email', 'dev@example.com', '--name', 'laptop'], env),
+      ]);
+      expect(app.code, app.stderr).toBe(0);
+      expect(plain.code, plain.stderr).toBe(0);
+      const t = await createTestApp({ dataDir, env: { SLIPWAY_ENCRYPTION_KEY: '' } });
+      try {
+        const claim = (token: string) =>
+          t.call(token, 'POST', '/v1/github/events/claim', { limit: 1 }).then((r) => r.status);
+        expect(await claim(app.stdout.trim())).toBe(200);
+        expect(await claim(plain.stdout.trim())).toBe(403);
+        // The App's user sees its token and can revoke it like any other.
+        const tokens = await t.call(app.stdout.trim(), 'GET', '/v1/user/tokens');
+        expect(tokens.body.data.map((tok: { name: string }) => tok.name)).toEqual(['github-app']);
+      } finally {
+        await t.close();
+      }
+    });
+
     it("org plan sets an organization's plan, and its members' rate limit follows at once", async () => {
       const dataDir = tempDir();
       const t = await createTestApp({

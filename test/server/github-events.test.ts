@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GITHUB_DELIVERY_MAX_BYTES } from '../../api/schemas/github-events.ts';
 import {
   FINISHED_EVENT_RETENTION_MS,
+  GITHUB_EVENT_RETENTION_MS,
   MAX_ATTEMPTS,
   pruneGitHubEvents,
 } from '../../server/services/github-events/finish-event.ts';
@@ -14,15 +16,19 @@ describe('GitHub events queue', () => {
   let t: TestApp;
   let clock: ManualClock;
   let bot: TestUser;
+  /** Another App's token: its own queue. */
   let other: TestUser;
+  /** A user of the service with an ordinary token and no App. */
+  let stranger: TestUser;
   let n = 0;
 
   beforeAll(async () => {
     clock = new ManualClock();
     t = await createTestApp({ clock });
-    bot = await t.user('bot@example.com');
-    other = await t.user('other@example.com');
-    for (const u of [bot, other]) {
+    bot = await t.user('bot@example.com', { githubApp: true });
+    other = await t.user('other@example.com', { githubApp: true });
+    stranger = await t.user('stranger@example.com');
+    for (const u of [bot, other, stranger]) {
       await t.deps.db
         .updateTable('organizations')
         .set({ plan: 'enterprise' })
@@ -144,11 +150,115 @@ describe('GitHub events queue', () => {
     expect((await finish(ev.id, second!.lease, 'done')).status).toBe(200);
   });
 
-  it('deletes finished events after a week, and keeps open ones', async () => {
-    const open = await store('prune#1');
-    clock.advance(FINISHED_EVENT_RETENTION_MS + 1000);
+  it('refuses every token but the App’s own, before reading the body: nothing is stored', async () => {
+    const count = async () =>
+      Number(
+        (
+          await t.deps.db
+            .selectFrom('github_events')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      );
+    const before = await count();
+    // The attack: four 8 MiB bodies with a made-up signature, from a user with no App.
+    const big = JSON.stringify({ action: 'opened', pad: 'x'.repeat(8 * 1024 * 1024) });
+    for (let i = 0; i < 4; i++) {
+      const res = await t.call(stranger, 'POST', '/v1/github/events', {
+        deliveryId: `fill-${i}`,
+        name: 'pull_request',
+        body: big,
+        signature: SIG,
+        orderingKey: 'fill#1',
+      });
+      expect(res.status, res.text).toBe(403);
+      expect(res.body.error).toMatchObject({ code: 'FORBIDDEN' });
+      expect(res.body.error.message).toContain(
+        "Only the GitHub App's own token may use POST /v1/github/events",
+      );
+      expect(res.body.error.message).toContain('slipway token create');
+      expect(res.body.error.message).toContain('--github-app');
+    }
+    expect(await count()).toBe(before);
+    expect((await t.call(stranger, 'POST', '/v1/github/events/claim', { limit: 1 })).status).toBe(403);
+    const finish = await t.call(stranger, 'POST', '/v1/github/events/ghe_x/finish', {
+      lease: 'x',
+      outcome: 'done',
+    });
+    expect(finish.status).toBe(403);
+  });
+
+  it('takes a delivery of up to 25 MiB, as GitHub sends, and answers 413 naming the limit beyond', async () => {
+    const wrap = (size: number) => {
+      const head = '{"action":"opened","pad":"';
+      return head + 'x'.repeat(size - head.length - 2) + '"}';
+    };
+    const over = await t.call(bot, 'POST', '/v1/github/events', {
+      deliveryId: 'too-large',
+      name: 'pull_request',
+      body: wrap(GITHUB_DELIVERY_MAX_BYTES + 1),
+      signature: SIG,
+      orderingKey: 'large#1',
+    });
+    expect(over.status, over.text.slice(0, 300)).toBe(413);
+    expect(over.body.error.code).toBe('VALIDATION_ERROR');
+    expect(over.body.error.message).toContain(
+      'A GitHub delivery is at most 25 MiB (26214400 bytes of UTF-8)',
+    );
+    expect(over.body.error.message).toContain('this body is 26214401 bytes');
+    const atLimit = await t.call(bot, 'POST', '/v1/github/events', {
+      deliveryId: 'at-limit',
+      name: 'pull_request',
+      body: wrap(GITHUB_DELIVERY_MAX_BYTES),
+      signature: SIG,
+      orderingKey: 'large#1',
+    });
+    expect(atLimit.status, atLimit.text.slice(0, 300)).toBe(202);
+    await drain();
+  });
+
+  it('keeps an event once by its name and body too: a replay under a new delivery id is a duplicate', async () => {
+    const payload = JSON.stringify({ action: 'closed', number: 7, pull_request: { merged: true } });
+    const send = (deliveryId: string, name = 'pull_request') =>
+      t.call(bot, 'POST', '/v1/github/events', {
+        deliveryId,
+        name,
+        body: payload,
+        signature: SIG,
+        orderingKey: `replay#${name}`,
+      });
+    const first = await send('replay-1');
+    expect(first.status).toBe(202);
+    expect(first.body.data.duplicate).toBe(false);
+    for (let i = 2; i <= 10; i++) {
+      const again = await send(`replay-${i}`);
+      expect(again.status).toBe(202);
+      expect(again.body.data).toMatchObject({
+        id: first.body.data.id,
+        deliveryId: 'replay-1',
+        duplicate: true,
+      });
+    }
+    // Another event name with the same bytes is another event; so is another App's queue.
+    expect((await send('replay-other-name', 'issue_comment')).body.data.duplicate).toBe(false);
+    const claimed = await claim();
+    expect(claimed.map((e) => e.deliveryId).sort()).toEqual(['replay-1', 'replay-other-name']);
+    for (const e of claimed) await finish(e.id, e.lease, 'done');
+    // Still a duplicate once processed, for as long as the event is kept.
+    expect((await send('replay-11')).body.data.duplicate).toBe(true);
+    expect(await claim()).toEqual([]);
+  });
+
+  it('deletes finished events after a week, and expires open ones a week after they came', async () => {
+    await drain();
+    const old = await store('prune#1');
+    clock.advance(GITHUB_EVENT_RETENTION_MS / 2);
+    const recent = await store('prune#2');
+    expect(FINISHED_EVENT_RETENTION_MS).toBe(GITHUB_EVENT_RETENTION_MS);
+    clock.advance(GITHUB_EVENT_RETENTION_MS / 2 + 1000);
     expect(await pruneGitHubEvents(t.deps)).toBeGreaterThan(0);
     const left = await t.deps.db.selectFrom('github_events').select(['id', 'status']).execute();
-    expect(left).toEqual([{ id: open.id, status: 'pending' }]);
+    expect(left).toEqual([{ id: recent.id, status: 'pending' }]);
+    expect(left.map((e) => e.id)).not.toContain(old.id);
   });
 });

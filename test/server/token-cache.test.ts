@@ -13,6 +13,7 @@ const token = (tokenId: string): CachedToken => ({
   projectId: null,
   scopeRole: null,
   expiresAt: null,
+  source: 'user',
 });
 
 describe('token cache', () => {

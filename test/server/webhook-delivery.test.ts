@@ -288,6 +288,19 @@ describe('webhook delivery', () => {
     expect(b!.headers['x-slipway-signature']).toBe(
       `sha256=${createHmac('sha256', SECRET).update(b!.body).digest('hex')}`,
     );
+    // Standard Webhooks beside it: the same id on every attempt, each attempt's own time, and a
+    // signature over "<id>.<timestamp>.<body>" keyed with the secret's UTF-8 bytes.
+    for (const [req, at] of [
+      [a!, firstAt],
+      [b!, clock.now().toISOString()],
+    ] as const) {
+      const id = req.headers['webhook-id'] as string;
+      const timestamp = req.headers['webhook-timestamp'] as string;
+      expect(id).toBe(a!.headers['x-slipway-delivery']);
+      expect(timestamp).toBe(String(Math.floor(Date.parse(at) / 1000)));
+      const mac = createHmac('sha256', Buffer.from(SECRET, 'utf8')).update(`${id}.${timestamp}.${req.body}`);
+      expect(req.headers['webhook-signature']).toBe(`v1,${mac.digest('base64')}`);
+    }
 
     const [d] = await deliveries(projectId, webhookId);
     expect(d).toMatchObject({ id: a!.headers['x-slipway-delivery'], status: 'success', nextAttemptAt: null });

@@ -61,12 +61,30 @@ export async function finishGitHubEvent(
   return { status: next.status, attempts, nextAttemptAt: next.next };
 }
 
+/**
+ * How long the queue keeps an event: a finished one this long after it finished, one never
+ * finished (pending, or claimed by a bot that went away) this long after it was received; then it
+ * is deleted. It is also how long a replay of the same event (name and body) is recognised.
+ */
+export const GITHUB_EVENT_RETENTION_MS = 7 * 24 * 3_600_000;
 /** Finished GitHub events are kept a week, to look into what the App did; then deleted. */
-export const FINISHED_EVENT_RETENTION_MS = 7 * 24 * 3_600_000;
+export const FINISHED_EVENT_RETENTION_MS = GITHUB_EVENT_RETENTION_MS;
 
-/** Deletes finished events past their retention (the monitoring run calls this). */
+/**
+ * Deletes events past their retention (the monitoring run calls this): finished ones a week after
+ * they finished, and pending or running ones a week after they were received: an event nobody
+ * took in a week (its bot is gone) expires instead of filling the database.
+ */
 export async function pruneGitHubEvents(deps: Pick<Deps, 'db' | 'clock'>): Promise<number> {
-  const before = new Date(deps.clock.now().getTime() - FINISHED_EVENT_RETENTION_MS).toISOString();
-  const r = await deps.db.deleteFrom('github_events').where('finished_at', '<', before).executeTakeFirst();
-  return Number(r.numDeletedRows);
+  const before = new Date(deps.clock.now().getTime() - GITHUB_EVENT_RETENTION_MS).toISOString();
+  const finished = await deps.db
+    .deleteFrom('github_events')
+    .where('finished_at', '<', before)
+    .executeTakeFirst();
+  const expired = await deps.db
+    .deleteFrom('github_events')
+    .where('status', 'in', ['pending', 'running'])
+    .where('received_at', '<', before)
+    .executeTakeFirst();
+  return Number(finished.numDeletedRows) + Number(expired.numDeletedRows);
 }

@@ -4,12 +4,16 @@ import { hashToken, TOKEN_PREFIX } from '../../http/auth.ts';
 import { newId } from '../../lib/ids.ts';
 import type { Deps } from '../deps.ts';
 
-/** Issues a new token; the plaintext is returned here only. */
+/**
+ * Issues a new token; the plaintext is returned here only. `githubApp` marks the GitHub App's own
+ * token (only the operator's command line makes one): the only kind that may store GitHub events.
+ */
 export async function createToken(
   deps: Deps,
   userId: string,
   name: string,
   scope?: { projectId: string; role: 'viewer' | 'developer'; expiresAt: string },
+  kind: { githubApp?: boolean } = {},
 ): Promise<CreatedToken> {
   const token = `${TOKEN_PREFIX}${randomBytes(30).toString('base64url')}`;
   const id = newId('tok');
@@ -32,7 +36,9 @@ export async function createToken(
             scope_role: scope.role,
             expires_at: scope.expiresAt,
           }
-        : {}),
+        : kind.githubApp
+          ? { source: 'github_app' as const }
+          : {}),
     })
     .execute();
   return { id, name, token, createdAt };

@@ -10,7 +10,7 @@ export async function listTokens(deps: Deps, actor: Actor, q: PageQuery): Promis
     .where('user_id', '=', actor.userId)
     .where('revoked_at', 'is', null)
     // Tokens exchanged for a workflow's OIDC token are nobody's to list or reuse.
-    .where('source', '=', 'user');
+    .where('source', 'in', ['user', 'github_app']);
   const page = await readPage(base.selectAll(), base, q, {
     time: 'created_at',
     id: 'id',

@@ -20,6 +20,7 @@ import { monitoringIndexes } from './016_monitoring_indexes.ts';
 import { rateLimitGranted } from './017_rate_limit_granted.ts';
 import { buildSpec } from './018_build_spec.ts';
 import { usedOidcTokens } from './019_used_oidc_tokens.ts';
+import { githubEventDigests } from './020_github_event_digests.ts';
 
 /** Every migration in order; names sort as they run. Data migrations that encrypt use `cipher`. */
 export function allMigrations(d: DialectHelpers, cipher: Cipher): Record<string, Migration> {
@@ -43,5 +44,6 @@ export function allMigrations(d: DialectHelpers, cipher: Cipher): Record<string,
     '017_rate_limit_granted': rateLimitGranted,
     '018_build_spec': buildSpec,
     '019_used_oidc_tokens': usedOidcTokens,
+    '020_github_event_digests': githubEventDigests,
   };
 }

@@ -89,7 +89,8 @@ export async function startHarness(
   opts: { config?: string | null; projectName?: string; bot?: Partial<BotRoleOptions> } = {},
 ): Promise<Harness> {
   const stack = await startStack();
-  const { token, orgId } = await stack.user();
+  // The bot's token is the GitHub App's kind, as the operator makes it (docs/bot.md).
+  const { token, orgId } = await stack.user(undefined, { githubApp: true });
   const repo = createGitRepo({
     files: {
       'package.json': JSON.stringify({

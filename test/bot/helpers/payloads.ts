@@ -86,6 +86,20 @@ export function pullRequestEvent(
   return e;
 }
 
+/**
+ * GitHub's real `pull_request.closed` delivery (the example's own fields, sender and all), set to
+ * this pull request merged: what a merge sends.
+ */
+export function mergedEvent(spec: PrSpec & { mergeSha: string }): any {
+  const e = example('pull_request', 'closed');
+  e.number = spec.number;
+  e.pull_request = pullRequest({ ...spec, state: 'closed', merged: true });
+  e.pull_request.merged_at = e.pull_request.closed_at = new Date().toISOString();
+  e.repository = repository();
+  e.installation = { id: INSTALLATION_ID, node_id: e.installation?.node_id ?? 'x' };
+  return e;
+}
+
 export function issueCommentEvent(spec: {
   number: number;
   body: string;
