@@ -120,10 +120,24 @@ export async function startEdge(deps: Deps, sandbox: Sandbox, opts: EdgeOptions 
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.edgePort;
   let tls: TlsListener | undefined;
+  /** Everything this role started, in reverse: also what a failed start leaves. */
+  const stopAll = async () => {
+    unsubscribe();
+    otherWriters.stop();
+    await stopper.stop();
+    await tls?.stop();
+    server.closeIdleConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    launcher.close();
+    await sampler.stop();
+    await supervisor.stopAll();
+    await sink.close();
+    await recorder.close();
+  };
   if (config.edgeTlsPort !== undefined) {
     const tlsPort = config.edgeTlsPort;
-    tls = await startTlsListener(deps, server, tlsPort).catch((err: unknown) => {
-      server.close();
+    tls = await startTlsListener(deps, server, tlsPort).catch(async (err: unknown) => {
+      await stopAll();
       throw listenError(err, tlsPort, "the edge's HTTPS", 'SLIPWAY_EDGE_TLS_PORT');
     });
   }
@@ -132,19 +146,7 @@ export async function startEdge(deps: Deps, sandbox: Sandbox, opts: EdgeOptions 
     port,
     ...(tls ? { tlsPort: tls.port } : {}),
     supervisor,
-    async stop() {
-      unsubscribe();
-      otherWriters.stop();
-      await stopper.stop();
-      await tls?.stop();
-      server.closeIdleConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      launcher.close();
-      await sampler.stop();
-      await supervisor.stopAll();
-      await sink.close();
-      await recorder.close();
-    },
+    stop: stopAll,
   };
 }
 

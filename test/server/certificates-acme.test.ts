@@ -89,7 +89,6 @@ describe.skipIf(!hasPebble)('ACME certificates from pebble', () => {
       findFreePort(),
       findFreePort(),
     ]);
-    tlsPort = await findFreePort();
     managementUrl = `https://127.0.0.1:${managementPort}`;
     writeFileSync(
       join(dir, 'pebble.json'),
@@ -124,16 +123,27 @@ describe.skipIf(!hasPebble)('ACME certificates from pebble', () => {
       10_000,
     );
 
-    s = await startStack({
-      env: {
-        SLIPWAY_EDGE_PORT: String(edgePort),
-        SLIPWAY_EDGE_TLS_PORT: String(tlsPort),
-        SLIPWAY_DNS_SERVERS: dns.address,
-        SLIPWAY_ACME_DIRECTORY: `https://127.0.0.1:${acmePort}/dir`,
-        SLIPWAY_ACME_EMAIL: 'certs@shop.test',
-        SLIPWAY_ACME_CA_FILE: join(dir, 'cert.pem'),
-      },
-    });
+    // The HTTPS port is picked again right before the stack listens, and once more should another
+    // test's process (a server app, a sandbox's forwarded port) take it in between.
+    for (let attempt = 1; ; attempt++) {
+      tlsPort = await findFreePort();
+      try {
+        s = await startStack({
+          env: {
+            SLIPWAY_EDGE_PORT: String(edgePort),
+            SLIPWAY_EDGE_TLS_PORT: String(tlsPort),
+            SLIPWAY_DNS_SERVERS: dns.address,
+            SLIPWAY_ACME_DIRECTORY: `https://127.0.0.1:${acmePort}/dir`,
+            SLIPWAY_ACME_EMAIL: 'certs@shop.test',
+            SLIPWAY_ACME_CA_FILE: join(dir, 'cert.pem'),
+          },
+        });
+        break;
+      } catch (err) {
+        if (attempt === 3 || !/\(the edge's HTTPS\) is already in use/.test((err as Error).message))
+          throw err;
+      }
+    }
     repo = createGitRepo({ fromFixture: 'static-site' });
   });
   afterAll(async () => {
