@@ -115,13 +115,12 @@ describe.concurrent(
     it('token create --github-app makes the App’s token, the only kind the event queue takes', async () => {
       const dataDir = tempDir();
       const env = { SLIPWAY_DATA_DIR: dataDir };
-      const [app, plain] = await Promise.all([
-        slipway(
-          ['token', 'create', '--email', 'bot@example.com', '--name', 'github-app', '--github-app'],
-          env,
-        ),
-        slipway(['token', 'create', '--email', 'dev@example.com', '--name', 'laptop'], env),
-      ]);
+      // One after the other: the first migrates the new data directory.
+      const app = await slipway(
+        ['token', 'create', '--email', 'bot@example.com', '--name', 'github-app', '--github-app'],
+        env,
+      );
+      const plain = await slipway(['token', 'create', '--email', 'dev@example.com', '--name', 'laptop'], env);
       expect(app.code, app.stderr).toBe(0);
       expect(plain.code, plain.stderr).toBe(0);
       const t = await createTestApp({ dataDir, env: { SLIPWAY_ENCRYPTION_KEY: '' } });
