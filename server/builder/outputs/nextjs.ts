@@ -1,5 +1,6 @@
 import { cp, readdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
+import { builtFolder } from '../stages/folders.ts';
 import { isDir, isFile } from './files.ts';
 import type { FrameworkOutput } from './types.ts';
 
@@ -25,7 +26,8 @@ export const nextjs: FrameworkOutput = {
     if (!serverDir) return null;
     const inRoot = relative(standalone, serverDir);
     const assets = [{ dir: join(app, '.next', 'static'), prefix: '/_next/static' }];
-    if (await isDir(join(app, 'public'))) {
+    const description = 'Next.js server (standalone output)';
+    if (await builtFolder(src, join(app, 'public'), description)) {
       assets.push({ dir: join(app, 'public'), prefix: '/' });
       // next/image reads local images from public/ beside server.js (links are kept as links);
       // the routing rules are the edge's, never served.
@@ -41,7 +43,7 @@ export const nextjs: FrameworkOutput = {
       assets,
       writable: [inRoot ? `${inRoot}/.next` : '.next'],
       env: { HOSTNAME: '0.0.0.0', NEXT_TELEMETRY_DISABLED: '1' },
-      description: 'Next.js server (standalone output)',
+      description,
     };
   },
 };

@@ -29,6 +29,23 @@ export async function folderInside(base: string, path: string, what: string, wit
 }
 
 /**
+ * A folder a framework's build made (`.next/standalone`, `.next/static`, `public`) that Slipway
+ * stores: null when the build did not make it; else it must be a real directory inside `src`,
+ * with no link on its way out (a build could point it at the build machine's own files, which
+ * the service, not the sandbox, reads when it stores them).
+ */
+export async function builtFolder(src: string, dir: string, what: string): Promise<string | null> {
+  const shown = relative(src, dir) || '.';
+  const stats = await lstat(dir).catch(() => null);
+  if (!stats) return null;
+  const realRel = relative(await realpath(src), await realpath(dir).catch(() => '/'));
+  if (!stats.isDirectory() || realRel.startsWith('..') || isAbsolute(realRel)) {
+    throw new BuildError(`The ${what}'s folder "${shown}" must be a directory inside the repository.`);
+  }
+  return dir;
+}
+
+/**
  * The directory whose files are served: the framework's output directory (or the first of
  * its fallbacks that exists), which must be a real directory inside the checkout. A path
  * from angular.json or a symbolic link could otherwise point anywhere on the build machine.

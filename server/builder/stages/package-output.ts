@@ -7,7 +7,7 @@ import type { AppKind, DetectedFramework } from '../detect-framework.ts';
 import { describeBytes } from '../format.ts';
 import type { AppAt, FrameworkOutput } from '../outputs/index.ts';
 import { describeRoutingRules } from '../../edge/routing/describe-routing-rules.ts';
-import { findOutput, folderInside } from './folders.ts';
+import { builtFolder, findOutput, folderInside } from './folders.ts';
 
 /** What a build stored, and how the edge serves it (deployments.runtime). */
 export interface PackagedOutput {
@@ -72,6 +72,14 @@ export async function packageOutput(p: PackageInput): Promise<PackagedOutput> {
 
   const server = settings.outputDirectory === null && p.output ? await p.output.server(at) : null;
   if (server) {
+    if (!(await builtFolder(at.src, server.root, server.description))) {
+      throw new BuildError(`The build did not create the ${server.description}'s folder.`);
+    }
+    const assets = [];
+    for (const a of server.assets) {
+      if (await builtFolder(at.src, a.dir, server.description)) assets.push(a);
+    }
+    server.assets = assets;
     p.info(p.phase(`Storing the ${server.description} from ${relative(at.src, server.root) || '.'}`));
     const stored = await p.artifacts.storeDirectory(server.root, {
       ...limits,

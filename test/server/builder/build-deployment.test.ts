@@ -14,6 +14,7 @@ import type { Sandbox } from '../../../server/sandbox/index.ts';
 import { hostProcesses } from '../../helpers/host-processes.ts';
 import { testSandbox } from '../../helpers/sandbox.ts';
 import { waitFor } from '../../helpers/wait-for.ts';
+import { tempDir } from '../../helpers/temp-dir.ts';
 
 describe('buildDeployment', () => {
   let root: string;
@@ -330,4 +331,62 @@ describe('buildDeployment', () => {
         "or, with `output: 'export'`, the static site `out`. Check the build log, or set the project's framework if it was detected wrongly.",
     );
   });
+});
+
+describe('a framework server’s output folders are the checkout’s own', () => {
+  const attack = (link: string, outside: string) =>
+    createGitRepo({
+      files: {
+        'package.json': JSON.stringify({ name: 'x', dependencies: { next: '16.4.3' } }),
+        // A "Next.js build" that points the folders Slipway stores at the build machine's own files.
+        'build.js':
+          "const fs = require('fs');\n" +
+          "fs.mkdirSync('.next/standalone', { recursive: true });\n" +
+          "fs.writeFileSync('.next/standalone/server.js', '');\n" +
+          `fs.symlinkSync(${JSON.stringify(outside)}, ${JSON.stringify(link)});\n`,
+      },
+    });
+
+  for (const link of ['.next/static', 'public']) {
+    it(`refuses ${link} as a link to a folder outside, and stores nothing of it`, async () => {
+      const root = tempDir();
+      chmodSync(root, 0o711);
+      const artifacts = createArtifactStore(join(root, 'artifacts'));
+      const outside = tempDir({ 'secret.txt': 'the build machine’s own file' });
+      chmodSync(outside, 0o755);
+      const repo = attack(link, outside);
+      try {
+        const lines: string[] = [];
+        const result = await buildDeployment({
+          sandbox: await testSandbox(),
+          repositoryUrl: repo.url,
+          ref: 'main',
+          framework: 'nextjs',
+          settings: {
+            installCommand: '',
+            buildCommand: 'node build.js',
+            outputDirectory: null,
+            rootDirectory: null,
+          },
+          env: {},
+          secrets: [],
+          workspaceRoot: join(root, 'workspaces'),
+          artifacts,
+          timeoutMs: 60_000,
+          maxOutputBytes: 10 * 1024 * 1024,
+          log: (_type, line) => lines.push(line),
+        }).catch((err: Error) => err);
+        const stored = result instanceof Error ? null : result;
+        const manifest = stored?.assetsArtifactId
+          ? await artifacts.readManifest(stored.assetsArtifactId)
+          : null;
+        expect(Object.keys(manifest?.files ?? {}).filter((p) => p.endsWith('secret.txt'))).toEqual([]);
+        expect((result as Error).message).toBe(
+          `The Next.js server (standalone output)'s folder "${link}" must be a directory inside the repository.`,
+        );
+      } finally {
+        repo.remove();
+      }
+    });
+  }
 });
