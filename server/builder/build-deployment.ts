@@ -1,10 +1,11 @@
 import { existsSync } from 'node:fs';
-import { lstat, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { delimiter, dirname, join, relative } from 'node:path';
 import type { ArtifactStore } from './artifacts.ts';
 import type { BuildSettings } from './build-spec.ts';
 import { BuildCancelledError, BuildError, BuildTimeoutError } from './build-error.ts';
 import { localRepositoryPath } from './checkout.ts';
+import { isDir } from '../lib/file-kind.ts';
 import { describeBytes, describeDuration, describeElapsed } from './format.ts';
 import type { Sandbox } from '../sandbox/index.ts';
 import { watchDisk } from '../sandbox/disk-watch.ts';
@@ -274,7 +275,7 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
     }
     const hit = restored.outcome === 'hit';
     if (!('argv' in plan)) info(phase(plan.skip));
-    else if (hit && plan.lockfile && (await isDirectory(join(plan.cwd, 'node_modules')))) {
+    else if (hit && plan.lockfile && (await isDir(join(plan.cwd, 'node_modules')))) {
       info(
         phase(`Skipping install: node_modules restored from the build cache (${plan.lockfile} unchanged)`),
       );
@@ -361,9 +362,3 @@ function describeSettings(framework: string | null, s: BuildSettings): string {
     ? `Project settings: ${set.join(', ')}; the rest is detected`
     : 'Project settings: none, everything is detected';
 }
-
-const isDirectory = (p: string) =>
-  lstat(p).then(
-    (s) => s.isDirectory(),
-    () => false,
-  );

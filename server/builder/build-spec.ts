@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { ProjectsTable } from '../store/schema.ts';
 import { cacheLanes } from './cache-lanes.ts';
 
 /** A file of an `upload` or `prebuilt` deployment, as the API checked it. */
@@ -73,14 +74,10 @@ export const BuildSpec = z
 export type BuildSpec = z.infer<typeof BuildSpec>;
 
 /** The project's columns a spec is decided from. */
-export interface SpecProject {
-  branch: string;
-  framework: string | null;
-  install_command: string | null;
-  build_command: string | null;
-  output_directory: string | null;
-  root_directory: string | null;
-}
+export type SpecProject = Pick<
+  ProjectsTable,
+  'branch' | 'framework' | 'install_command' | 'build_command' | 'output_directory' | 'root_directory'
+>;
 
 /** The spec of a new deployment of `project`: its settings as they are now. */
 export function decideBuildSpec(

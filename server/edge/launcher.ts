@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import { cp, lstat, mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { cp, mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LRUCache } from 'lru-cache';
+import { isDir } from '../lib/file-kind.ts';
 import { diskUsage } from '../sandbox/disk-watch.ts';
 import type { ArtifactReader } from './artifact-reader.ts';
 import { createMaterializer } from './materialize.ts';
@@ -106,11 +107,6 @@ export function createRuntimeLauncher(opts: RuntimeLauncherOptions): RuntimeLaun
     return port;
   };
 
-  const isDir = (p: string) =>
-    lstat(p).then(
-      (st) => st.isDirectory(),
-      () => false,
-    );
   /** A folder and every folder and file under it, for Sandbox.prepare. */
   const treeOf = async (root: string): Promise<string[]> => {
     const all = [root];

@@ -5,8 +5,7 @@ import { dirname, join } from 'node:path';
 import type { Deployment } from '../../api/schemas/deployments.ts';
 import { request } from 'node:http';
 import { type StarterName, starter } from '../helpers/starters.ts';
-import { startStack, type Stack } from '../helpers/stack.ts';
-import { waitFor } from '../helpers/wait-for.ts';
+import { deploymentDone, startStack, type Stack } from '../helpers/stack.ts';
 
 /**
  * Real frameworks' starters, deployed with no settings through the whole service: the builds
@@ -60,15 +59,7 @@ export async function deployWithoutSettings(
   const api = s.client(token);
   const project = await api.projects.create({ name, repositoryUrl: url, organizationId: orgId });
   const created = await api.deployments.create(project.id);
-  const deployment = await waitFor(
-    `${name} to deploy`,
-    async (): Promise<Deployment | null> => {
-      const d = await api.deployments.get(created.id);
-      return d.status === 'live' || d.status === 'failed' ? d : null;
-    },
-    540_000,
-    1000,
-  );
+  const deployment = await deploymentDone(api, created.id, 540_000, 1000);
   const { logs } = await api.deployments.logs(created.id, { tail: 10000 });
   return { deployment, log: logs, api };
 }

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { createClient } from '../../api/client/index.ts';
+import type { Deployment } from '../../api/schemas/deployments.ts';
 import { loadConfig } from '../../server/config.ts';
 import { findFreePort } from '../../server/edge/free-port.ts';
 import type { Clock } from '../../server/lib/clock.ts';
@@ -13,6 +14,7 @@ import type { LookupAll } from '../../server/webhooks/ssrf.ts';
 import { createToken } from '../../server/services/users/create-token.ts';
 import { findOrCreateUser } from '../../server/services/users/find-or-create-user.ts';
 import { databaseForTest } from './database.ts';
+import { waitFor } from './wait-for.ts';
 
 export interface Stack {
   running: Running;
@@ -116,4 +118,22 @@ export async function startStack(
       if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** Waits until deployment `id` is live or failed, and returns it as it then is. */
+export function deploymentDone(
+  api: ReturnType<Stack['client']>,
+  id: string,
+  timeoutMs = 90_000,
+  intervalMs = 5,
+): Promise<Deployment> {
+  return waitFor(
+    `deployment ${id} to finish`,
+    async () => {
+      const d = await api.deployments.get(id);
+      return d.status === 'live' || d.status === 'failed' ? d : null;
+    },
+    timeoutMs,
+    intervalMs,
+  );
 }

@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Deployment } from '../../api/schemas/deployments.ts';
 import { createGitRepo, type GitRepo } from '../helpers/git-repo.ts';
-import { startStack, type Stack } from '../helpers/stack.ts';
-import { waitFor } from '../helpers/wait-for.ts';
+import { deploymentDone, startStack, type Stack } from '../helpers/stack.ts';
 
 /** What a deployment builds is decided when it is queued; a redeploy builds the same again. */
 describe('build specs', { timeout: 120_000 }, () => {
@@ -32,15 +31,7 @@ describe('build specs', { timeout: 120_000 }, () => {
     repo?.remove();
   });
 
-  const finished = (id: string) =>
-    waitFor(
-      `deployment ${id} to finish`,
-      async (): Promise<Deployment | null> => {
-        const d = await api.deployments.get(id);
-        return d.status === 'live' || d.status === 'failed' ? d : null;
-      },
-      90_000,
-    );
+  const finished = (id: string) => deploymentDone(api, id);
   const page = async (d: Deployment) => (await s.fetchFromEdge(d.url)).text();
 
   it('a redeploy builds the deployment’s own commit with the settings it was built with', async () => {
@@ -95,14 +86,7 @@ describe('build specs', { timeout: 120_000 }, () => {
         roles: ['worker'],
         env: { SLIPWAY_EDGE_INTERNAL_URL: front.edgeUrl },
       });
-      const done = await waitFor(
-        `deployment ${queued.id} to finish`,
-        async () => {
-          const d = await client.deployments.get(queued.id);
-          return d.status === 'live' || d.status === 'failed' ? d : null;
-        },
-        90_000,
-      );
+      const done = await deploymentDone(client, queued.id);
       expect(done).toMatchObject({ status: 'live', errorMessage: null });
       expect(await (await front.fetchFromEdge(done.url)).text()).toMatch(/^queued v/);
     } finally {

@@ -1,9 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Deployment } from '../../api/schemas/deployments.ts';
 import { createGitRepo, type GitRepo } from '../helpers/git-repo.ts';
-import { startStack, type Stack } from '../helpers/stack.ts';
-import { waitFor } from '../helpers/wait-for.ts';
+import { deploymentDone, startStack, type Stack } from '../helpers/stack.ts';
 
 /**
  * An npm workspaces monorepo whose server app imports a sibling package: installed once at the
@@ -55,14 +53,7 @@ describe('a monorepo’s server app', { timeout: 120_000 }, () => {
       rootDirectory: 'apps/web',
     });
     const created = await api.deployments.create(project.id);
-    const d = await waitFor(
-      'the monorepo app to deploy',
-      async (): Promise<Deployment | null> => {
-        const got = await api.deployments.get(created.id);
-        return got.status === 'live' || got.status === 'failed' ? got : null;
-      },
-      90_000,
-    );
+    const d = await deploymentDone(api, created.id);
     const { logs } = await api.deployments.logs(d.id, { tail: 1000 });
     expect(d.status, logs).toBe('live');
     expect(logs).toContain('==> Installing dependencies: npm ci');

@@ -1,7 +1,7 @@
 import { cp, readdir } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import { builtFolder } from '../stages/folders.ts';
-import { isDir, isFile } from './files.ts';
+import { isDir, isFile } from '../../lib/file-kind.ts';
 import type { FrameworkOutput } from './types.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { isDir, isFile } from './files.ts';
+import { isDir, isFile } from '../../lib/file-kind.ts';
 import type { FrameworkOutput } from './types.ts';
 
 /**

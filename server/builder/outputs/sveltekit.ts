@@ -1,5 +1,5 @@
 import { join, relative } from 'node:path';
-import { isDir, isFile } from './files.ts';
+import { isDir, isFile } from '../../lib/file-kind.ts';
 import type { AppAt, FrameworkOutput } from './types.ts';
 
 /** Whether the app deploys through adapter-auto (the default of `sv create`). */

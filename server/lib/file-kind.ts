@@ -1,3 +1,4 @@
+/** What is at a path, links not followed: for checks that must not be led elsewhere by a link. */
 import { lstat } from 'node:fs/promises';
 
 /** Whether `path` is a directory (links not followed). */
