@@ -2,6 +2,7 @@ import { accessSync, constants, mkdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { normalisePrivateKey } from '../bot/settings.ts';
+import { DEFAULT_PLAN_LIMITS, parsePlanLimits, type PlanLimits, type PlanName } from './lib/plan-limits.ts';
 
 const port = (name: string, dflt: number) =>
   z
@@ -132,6 +133,20 @@ const bool = (name: string) =>
       return z.NEVER;
     });
 
+/** SLIPWAY_<PLAN>_LIMITS: `key=value` pairs over the plan's defaults (lib/plan-limits.ts). */
+const planLimits = (name: string, plan: PlanName) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx): PlanLimits => {
+      const limits = parsePlanLimits(name, v, DEFAULT_PLAN_LIMITS[plan], parseSize);
+      if (typeof limits === 'string') {
+        ctx.addIssue({ code: 'custom', message: limits });
+        return z.NEVER;
+      }
+      return limits;
+    });
+
 const EnvSchema = z.object({
   PORT: port('PORT', 3000),
   HOST: z.string().default('0.0.0.0'),
@@ -179,6 +194,9 @@ const EnvSchema = z.object({
     .default('free'),
   SLIPWAY_BUILD_TIMEOUT: duration('SLIPWAY_BUILD_TIMEOUT', '15m'),
   SLIPWAY_BUILD_CONCURRENCY: positiveInt('SLIPWAY_BUILD_CONCURRENCY', 2),
+  SLIPWAY_FREE_LIMITS: planLimits('SLIPWAY_FREE_LIMITS', 'free'),
+  SLIPWAY_PRO_LIMITS: planLimits('SLIPWAY_PRO_LIMITS', 'pro'),
+  SLIPWAY_ENTERPRISE_LIMITS: planLimits('SLIPWAY_ENTERPRISE_LIMITS', 'enterprise'),
   SLIPWAY_MAX_OUTPUT_SIZE: size('SLIPWAY_MAX_OUTPUT_SIZE', '500MiB', '500MiB or 2GiB'),
   SLIPWAY_MAX_OUTPUT_FILES: positiveInt('SLIPWAY_MAX_OUTPUT_FILES', 100_000),
   SLIPWAY_MAX_UPLOAD_SIZE: size('SLIPWAY_MAX_UPLOAD_SIZE', '500MiB', '500MiB or 2GiB'),
@@ -406,6 +424,12 @@ function toConfig(env: z.infer<typeof EnvSchema>) {
     defaultPlan: env.SLIPWAY_DEFAULT_PLAN,
     buildTimeoutMs: env.SLIPWAY_BUILD_TIMEOUT,
     buildConcurrency: env.SLIPWAY_BUILD_CONCURRENCY,
+    /** What each plan may use: builds at once, sandbox memory and CPU, stored bytes (lib/plan-limits.ts). */
+    plans: {
+      free: env.SLIPWAY_FREE_LIMITS,
+      pro: env.SLIPWAY_PRO_LIMITS,
+      enterprise: env.SLIPWAY_ENTERPRISE_LIMITS,
+    } satisfies Record<PlanName, PlanLimits>,
     maxOutputBytes: env.SLIPWAY_MAX_OUTPUT_SIZE,
     maxOutputFiles: env.SLIPWAY_MAX_OUTPUT_FILES,
     /** Deploys of uploaded files: the most bytes and files one deployment may list, how long unused uploads are kept. */

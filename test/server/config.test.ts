@@ -67,3 +67,53 @@ describe("configuration of the edge's memory", () => {
     );
   });
 });
+
+describe('configuration of plan limits', () => {
+  const base = { SLIPWAY_DATA_DIR: '/tmp/slipway-config-test' };
+
+  it('has defaults for each plan and reads SLIPWAY_<PLAN>_LIMITS over them', () => {
+    const plans = loadConfig(base).plans;
+    expect(plans.free).toEqual({
+      builds: 1,
+      memoryBytes: 2 * 1024 ** 3,
+      appMemoryBytes: 512 * 1024 ** 2,
+      cpu: 1,
+      storageBytes: 1024 ** 3,
+      cacheBytes: 2 * 1024 ** 3,
+    });
+    expect(plans.enterprise.builds).toBeNull();
+    const changed = loadConfig({
+      ...base,
+      SLIPWAY_FREE_LIMITS: 'builds=3, memory=3GiB,cpu=0.5',
+      SLIPWAY_PRO_LIMITS: 'builds=unlimited,storage=20GiB,caches=1GiB,app-memory=768MiB',
+    }).plans;
+    expect(changed.free).toMatchObject({
+      builds: 3,
+      memoryBytes: 3 * 1024 ** 3,
+      cpu: 0.5,
+      storageBytes: 1024 ** 3,
+    });
+    expect(changed.pro).toMatchObject({
+      builds: null,
+      storageBytes: 20 * 1024 ** 3,
+      cacheBytes: 1024 ** 3,
+      appMemoryBytes: 768 * 1024 ** 2,
+      memoryBytes: 4 * 1024 ** 3,
+    });
+  });
+
+  it('refuses an unknown key or a bad value, naming the variable, the key and what it expects', () => {
+    expect(() => loadConfig({ ...base, SLIPWAY_FREE_LIMITS: 'ram=1GiB' })).toThrow(
+      'SLIPWAY_FREE_LIMITS: "ram=1GiB" is not one of builds=, memory=, app-memory=, cpu=, storage=, caches=',
+    );
+    expect(() => loadConfig({ ...base, SLIPWAY_PRO_LIMITS: 'builds=0' })).toThrow(
+      'SLIPWAY_PRO_LIMITS: builds must be a positive whole number or "unlimited", such as builds=2 or builds=unlimited, got "0"',
+    );
+    expect(() => loadConfig({ ...base, SLIPWAY_ENTERPRISE_LIMITS: 'memory=lots' })).toThrow(
+      'SLIPWAY_ENTERPRISE_LIMITS: memory must be a size, such as memory=4GiB, got "lots"',
+    );
+    expect(() => loadConfig({ ...base, SLIPWAY_FREE_LIMITS: 'cpu=0' })).toThrow(
+      'SLIPWAY_FREE_LIMITS: cpu must be a number above 0 and at most 100',
+    );
+  });
+});
