@@ -27,6 +27,7 @@ import { type BuildSpec, decodeBuildSpec } from '../builder/build-spec.ts';
 import { materializeFiles } from '../uploads/materialize.ts';
 import { createUploadStore } from '../uploads/upload-store.ts';
 import type { JobHandler } from './worker.ts';
+import type { Fairness } from './fair-claim.ts';
 
 export interface BuildJobOptions {
   artifacts: ArtifactStore;
@@ -65,6 +66,7 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
     // A build can take minutes: the lease is renewed while it runs, so a short one is fine.
     leaseMs: deps.config.jobLeaseMs,
     retryDelayMs: () => 2000,
+    fairness: buildsPerOrganization(deps.config.plans),
 
     async handle(job, signal) {
       const { deploymentId } = JSON.parse(job.payload) as { deploymentId: string };
@@ -382,4 +384,21 @@ async function previousFramework(deps: Deps, projectId: string, exceptId: string
     .limit(1)
     .executeTakeFirst();
   return row?.framework ? { slug: row.framework, deploymentId: row.id } : null;
+}
+
+/**
+ * Builds take turns by organization, each organization within its plan's `builds` limit
+ * (docs/operating.md#plan-limits), counted across every worker process.
+ */
+export function buildsPerOrganization(plans: Deps['config']['plans']): Fairness {
+  return {
+    async limits(db, keys) {
+      const orgs = await db
+        .selectFrom('organizations')
+        .select(['id', 'plan'])
+        .where('id', 'in', keys)
+        .execute();
+      return new Map(orgs.map((o) => [o.id, plans[o.plan].builds]));
+    },
+  };
 }

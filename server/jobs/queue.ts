@@ -5,6 +5,7 @@ import { newId } from '../lib/ids.ts';
 import type { Database, JobsTable } from '../store/schema.ts';
 import type { DialectHelpers } from '../store/dialect.ts';
 import { JOBS_CHANNEL, type Notifier } from '../store/notify.ts';
+import { lockOwner, NO_KEY, readTurns, runningOf, turnOrder, type Fairness } from './fair-claim.ts';
 
 export type Job = Selectable<JobsTable>;
 
@@ -21,6 +22,8 @@ export interface EnqueueOptions {
   runAt?: Date;
   /** Attempts before the job is given up (a lease running out counts as an attempt). */
   maxAttempts?: number;
+  /** Whose job this is, for claims with `Fairness` (builds: the organization). */
+  fairKey?: string;
 }
 
 /**
@@ -30,8 +33,11 @@ export interface EnqueueOptions {
  */
 export interface JobQueue {
   enqueue(db: Kysely<Database>, kind: string, payload: unknown, opts?: EnqueueOptions): Promise<string>;
-  /** Claims the next runnable job of one of `kinds`, or null. `attempts` counts this claim. */
-  claim(kinds: string[], workerId: string, leaseMs: number): Promise<Job | null>;
+  /**
+   * Claims the next runnable job of one of `kinds`, or null. `attempts` counts this claim. With
+   * `fairness`, owners take turns and each is held to its limit (fair-claim.ts); else oldest first.
+   */
+  claim(kinds: string[], workerId: string, leaseMs: number, fairness?: Fairness): Promise<Job | null>;
   extend(jobId: string, workerId: string, leaseMs: number): Promise<boolean>;
   complete(jobId: string, workerId: string): Promise<void>;
   /** Gives the job back: retried at `retryAt`, or failed for good when null. */
@@ -61,6 +67,67 @@ export function createJobQueue(
   let unlisten: (() => void) | undefined;
   const now = () => clock.now().toISOString();
 
+  /** Open jobs of `kinds` that may be claimed at `at`, oldest due first. */
+  function runnable(tx: Kysely<Database>, kinds: string[], at: string) {
+    return tx
+      .selectFrom('jobs')
+      .selectAll()
+      .where(OPEN)
+      .where('kind', 'in', kinds)
+      .where((eb) =>
+        eb.or([
+          eb.and([eb('status', '=', 'queued'), eb('run_at', '<=', at)]),
+          eb.and([eb('status', '=', 'running'), eb('lease_until', '<', at)]),
+        ]),
+      )
+      .orderBy('run_at');
+  }
+
+  /** Leases the first job `query` finds to `workerId`, or returns null. */
+  async function take(
+    tx: Kysely<Database>,
+    query: ReturnType<typeof runnable>,
+    at: string,
+    leaseUntil: string,
+    workerId: string,
+  ): Promise<Job | null> {
+    let q = query.limit(1);
+    if (dialect.name === 'postgres') q = q.modifyEnd(sql`for update skip locked`);
+    const job = await q.executeTakeFirst();
+    if (!job) return null;
+    // A running job here is one whose worker stopped renewing its lease: say so, since the
+    // interrupted attempt could not record anything itself.
+    const lastError =
+      job.status === 'running'
+        ? `${LEASE_EXPIRED}: ${job.locked_by ?? 'a worker'} held it until ${job.lease_until ?? 'unknown'}`
+        : job.last_error;
+    // The condition is repeated so that two claimers can never both win (SQLite has no SKIP LOCKED).
+    const res = await tx
+      .updateTable('jobs')
+      .set({
+        status: 'running',
+        attempts: job.attempts + 1,
+        lease_until: leaseUntil,
+        locked_by: workerId,
+        last_error: lastError,
+        claimed_at: at,
+        updated_at: at,
+      })
+      .where('id', '=', job.id)
+      .where('attempts', '=', job.attempts)
+      .executeTakeFirst();
+    if (Number(res.numUpdatedRows) !== 1) return null;
+    return {
+      ...job,
+      last_error: lastError,
+      status: 'running' as const,
+      attempts: job.attempts + 1,
+      lease_until: leaseUntil,
+      locked_by: workerId,
+      claimed_at: at,
+    };
+  }
+
   return {
     async enqueue(tx, kind, payload, opts = {}) {
       const id = newId('job');
@@ -78,6 +145,8 @@ export function createJobQueue(
           lease_until: null,
           locked_by: null,
           last_error: null,
+          fair_key: opts.fairKey ?? null,
+          claimed_at: null,
           created_at: at,
           updated_at: at,
         })
@@ -85,56 +154,25 @@ export function createJobQueue(
       return id;
     },
 
-    async claim(kinds, workerId, leaseMs) {
+    async claim(kinds, workerId, leaseMs, fairness) {
       if (kinds.length === 0) return null;
       const at = now();
       const leaseUntil = new Date(clock.now().getTime() + leaseMs).toISOString();
       return db.transaction().execute(async (tx) => {
-        let q = tx
-          .selectFrom('jobs')
-          .selectAll()
-          .where(OPEN)
-          .where('kind', 'in', kinds)
-          .where((eb) =>
-            eb.or([
-              eb.and([eb('status', '=', 'queued'), eb('run_at', '<=', at)]),
-              eb.and([eb('status', '=', 'running'), eb('lease_until', '<', at)]),
-            ]),
-          )
-          .orderBy('run_at')
-          .limit(1);
-        if (dialect.name === 'postgres') q = q.modifyEnd(sql`for update skip locked`);
-        const job = await q.executeTakeFirst();
-        if (!job) return null;
-        // A running job here is one whose worker stopped renewing its lease: say so, since the
-        // interrupted attempt could not record anything itself.
-        const lastError =
-          job.status === 'running'
-            ? `${LEASE_EXPIRED}: ${job.locked_by ?? 'a worker'} held it until ${job.lease_until ?? 'unknown'}`
-            : job.last_error;
-        // The condition is repeated so that two claimers can never both win (SQLite has no SKIP LOCKED).
-        const res = await tx
-          .updateTable('jobs')
-          .set({
-            status: 'running',
-            attempts: job.attempts + 1,
-            lease_until: leaseUntil,
-            locked_by: workerId,
-            last_error: lastError,
-            updated_at: at,
-          })
-          .where('id', '=', job.id)
-          .where('attempts', '=', job.attempts)
-          .executeTakeFirst();
-        if (Number(res.numUpdatedRows) !== 1) return null;
-        return {
-          ...job,
-          last_error: lastError,
-          status: 'running' as const,
-          attempts: job.attempts + 1,
-          lease_until: leaseUntil,
-          locked_by: workerId,
-        };
+        if (!fairness) return take(tx, runnable(tx, kinds, at), at, leaseUntil, workerId);
+        const turns = await readTurns(tx, kinds, at, fairness);
+        for (const key of turnOrder(turns)) {
+          const limit = turns.find((t) => t.key === key)?.limit ?? null;
+          await lockOwner(tx, dialect, key);
+          // Another process may have started one of the owner's jobs since the turns were read.
+          if (limit !== null && (await runningOf(tx, kinds, key, at)) >= limit) continue;
+          const mine = runnable(tx, kinds, at).where((eb) =>
+            key === NO_KEY ? eb('fair_key', 'is', null) : eb('fair_key', '=', key),
+          );
+          const job = await take(tx, mine, at, leaseUntil, workerId);
+          if (job) return job;
+        }
+        return null;
       });
     },
 

@@ -2,12 +2,15 @@ import { hostname } from 'node:os';
 import { randomString } from '../lib/ids.ts';
 import type { Deps } from '../services/deps.ts';
 import { startClaimLoop, Stopped, type ClaimLoop, type Lane } from './claim-loop.ts';
+import type { Fairness } from './fair-claim.ts';
 import type { Job } from './queue.ts';
 
 export interface JobHandler {
   kind: string;
   /** Jobs of this kind run at once in this process. */
   concurrency: number;
+  /** Owners take turns, each within its limit, instead of oldest first (fair-claim.ts). */
+  fairness?: Fairness;
   leaseMs?: number;
   /** Runs the job. Throwing retries it (until max_attempts); `signal` aborts on shutdown. */
   handle(job: Job, signal: AbortSignal): Promise<void>;
@@ -66,7 +69,8 @@ export function startWorker(
       name: handler.kind,
       room: (running) => handler.concurrency - running,
       batch: 1,
-      claim: async () => [await deps.queue.claim([handler.kind], id, leaseMs)].filter((job) => job !== null),
+      claim: async () =>
+        [await deps.queue.claim([handler.kind], id, leaseMs, handler.fairness)].filter((job) => job !== null),
       run: (job, signal) => run(handler, job, signal),
       release: (job) => deps.queue.release(job.id, id),
       lease: { ms: leaseMs, renew: (job) => deps.queue.extend(job.id, id, leaseMs) },

@@ -142,6 +142,10 @@ export interface JobsTable {
   lease_until: string | null;
   locked_by: string | null;
   last_error: string | null;
+  /** Whose job it is, for fair claims (builds: the organization's id); null for other kinds. */
+  fair_key: string | null;
+  /** When it was last claimed: owners served longest ago go first (jobs/fair-claim.ts). */
+  claimed_at: string | null;
   created_at: string;
   updated_at: string;
 }

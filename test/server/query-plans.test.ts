@@ -180,6 +180,10 @@ describe(`query plans (${testDialect()})`, () => {
   it('a job claim reads open jobs only; pruning reads finished ones only', async () => {
     const queue = createJobQueue(traced.db, t.deps.store.dialect, t.deps.clock);
     await expectIndexOrder('jobs', 'jobs_open', () => queue.claim(['build'], 'w1', 1000));
+    // A fair claim (builds) reads the chosen owner's open jobs oldest first from their own index.
+    await queue.enqueue(t.deps.db, 'fair', {}, { fairKey: 'org_x' });
+    const unlimited = { limits: async (_db: unknown, keys: string[]) => new Map(keys.map((k) => [k, null])) };
+    await expectIndexOrder('jobs', 'jobs_open_owner', () => queue.claim(['fair'], 'w1', 1000, unlimited));
     seen.length = 0;
     await pruneFinishedJobs(traced);
     const prune = seen.find((c) => /^delete from "jobs"/.test(c.sql));

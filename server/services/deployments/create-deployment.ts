@@ -33,7 +33,7 @@ export async function createDeployment(
   const spec = decideBuildSpec(project, { target, branch, source, cache: body.cache !== false });
   const { row, deliveries } = await deps.db.transaction().execute(async (tx) => {
     await settle?.before(tx);
-    const queued = await queueDeployment(tx, deps, project.name, {
+    const queued = await queueDeployment(tx, deps, project, {
       project_id: project.id,
       target,
       branch,

@@ -48,7 +48,7 @@ async function allocateHost(tx: Kysely<Database>, projectName: string): Promise<
 export async function queueDeployment(
   tx: Kysely<Database>,
   deps: Pick<Deps, 'clock' | 'queue' | 'urls'>,
-  projectName: string,
+  project: { name: string; organization_id: string },
   values: NewDeployment,
 ): Promise<{ row: DeploymentRow; deliveries: number }> {
   const now = deps.clock.now().toISOString();
@@ -68,7 +68,7 @@ export async function queueDeployment(
     build_spec: null,
     framework: null,
     ...values,
-    host: await allocateHost(tx, projectName),
+    host: await allocateHost(tx, project.name),
     build_duration_ms: null,
     deploy_duration_ms: null,
     error_message: null,
@@ -79,7 +79,8 @@ export async function queueDeployment(
     promoted_at: null,
   };
   await tx.insertInto('deployments').values(row).execute();
-  await deps.queue.enqueue(tx, BUILD_JOB, { deploymentId: row.id });
+  // Builds take turns by organization (jobs/fair-claim.ts).
+  await deps.queue.enqueue(tx, BUILD_JOB, { deploymentId: row.id }, { fairKey: project.organization_id });
   const deliveries = await recordDeploymentEvent(tx, deps, row, 'deployment.created');
   return { row, deliveries };
 }

@@ -30,7 +30,7 @@ export async function redeployDeployment(
       ? { ...spec.source, commit: built.commit_hash }
       : spec.source;
   const { row, deliveries } = await deps.db.transaction().execute((tx) =>
-    queueDeployment(tx, deps, project.name, {
+    queueDeployment(tx, deps, project, {
       project_id: project.id,
       target: spec.target,
       branch: built.branch,

@@ -48,7 +48,7 @@ export async function rollbackDeployment(
     );
   }
   const { row, deliveries } = await deps.db.transaction().execute((tx) =>
-    queueDeployment(tx, deps, project.name, {
+    queueDeployment(tx, deps, project, {
       project_id: from.project_id,
       target: 'production',
       branch: earlier.branch,
