@@ -14,7 +14,9 @@ import { UsageError } from './usage-error.ts';
 import { VERSION } from './version.ts';
 
 const PEOPLE: Command[] = [login, logout, whoami, link, projects, deploy, logs, promote, rollback, env];
-const ALL = new Map([...PEOPLE, ...OPERATOR_COMMANDS].map((c) => [c.name, c]));
+/** Every command by name (test/repo/documented-commands.test.ts checks the docs against their --help). */
+export const COMMANDS = new Map([...PEOPLE, ...OPERATOR_COMMANDS].map((c) => [c.name, c]));
+const ALL = COMMANDS;
 
 const column = (cs: Command[]) => cs.map((c) => `  ${c.name.padEnd(10)}${c.summary}`).join('\n');
 

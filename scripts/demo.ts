@@ -132,6 +132,6 @@ say(
   `   curl -s ${h.stack.apiUrl}/v1/projects/${h.project.id}/deployments -H "Authorization: Bearer ${token}"`,
 );
 say(`   curl -s ${await productionUrl()}`);
-say(`   open ${h.stack.apiUrl}/docs`);
+say(`   and open ${h.stack.apiUrl}/docs in a browser (the API reference)`);
 say('Press Ctrl+C to stop.');
 process.once('SIGINT', () => void h.stop().then(() => process.exit(0)));

@@ -96,6 +96,7 @@ export async function serve(config: Config, roles: Role[], opts: ServeOptions = 
       const port = typeof address === 'object' && address ? address.port : config.port;
       running.app = app;
       running.apiUrl = `http://localhost:${port}`;
+      deps.urls.listening(port);
       stops.push(() => app.close());
     }
     if (roles.includes('bot')) {

@@ -90,7 +90,7 @@ export function buildOpenApi(specs: RouteSpec[]): Record<string, unknown> {
       description: [
         'Deployment hosting service: projects, deployments, domains, environment variables, organizations, monitoring and webhooks.',
         '',
-        'Authenticate with `Authorization: Bearer slw_...` (create a token with `npx slipway token create <email>` on the server, or `POST /v1/user/tokens`).',
+        'Authenticate with `Authorization: Bearer slw_...` (create a token with `npx slipway token create --email you@example.com --name laptop` on the server, or `POST /v1/user/tokens`).',
         'Every answer is an envelope: `{ "success": true, "data": ... }` (lists add `meta`), or `{ "success": false, "error": { "code", "message", "details" } }`.',
         'Guides: docs/api.md in the repository; the machine-readable description is `/v1/openapi.json`.',
       ].join('\n'),

@@ -5,12 +5,18 @@ export interface Urls {
   /** URL for a host label (`<label>.<SLIPWAY_DOMAIN>[:edge port]`). */
   forHost(label: string): string;
   /** Base URL of the API, for links in logs and comments. */
-  api: string;
+  readonly api: string;
+  /**
+   * The port the API listens on, once it does: without SLIPWAY_PUBLIC_API_URL links name it, so a
+   * service started with PORT=0 (a free port) never links to `localhost:0`.
+   */
+  listening(port: number): void;
 }
 
 export function createUrls(
   config: Pick<Config, 'domain' | 'edgePort' | 'publicEdgeUrl' | 'publicApiUrl' | 'port'>,
 ): Urls {
+  let port = config.port;
   return {
     forHost(label) {
       if (config.publicEdgeUrl) {
@@ -20,6 +26,11 @@ export function createUrls(
       const port = config.edgePort === 80 ? '' : `:${config.edgePort}`;
       return `http://${label}.${config.domain}${port}`;
     },
-    api: config.publicApiUrl ?? `http://localhost:${config.port}`,
+    get api() {
+      return config.publicApiUrl ?? `http://localhost:${port}`;
+    },
+    listening(actual) {
+      port = actual;
+    },
   };
 }

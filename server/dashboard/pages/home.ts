@@ -16,8 +16,8 @@ export function homePage(
       ${
         orgs.length === 0
           ? html`<p>
-              You are not a member of any organization yet. Create one with
-              <code>npx slipway org create &lt;name&gt;</code> or <code>POST /v1/organizations</code>.
+              You are not a member of any organization yet. Ask an admin of one to invite you, or create one
+              with <code>POST /v1/organizations</code>.
             </p>`
           : orgs.map(
               ({ org, projects, total }) =>
@@ -31,7 +31,7 @@ export function homePage(
                       ? html`<p class="muted">
                           No projects yet:
                           <code
-                            >npx slipway project create &lt;name&gt; --repo &lt;url&gt; --org
+                            >npx slipway projects create my-site --repo &lt;repository URL&gt; --org
                             ${org.name}</code
                           >
                         </p>`

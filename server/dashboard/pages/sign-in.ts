@@ -24,7 +24,8 @@ export function signInPage(
           aria-describedby="token-help"
         />
         <p id="token-help" class="muted">
-          Create one with <code>npx slipway token create you@example.com</code> on the server, or
+          Create one on the server with
+          <code>npx slipway token create --email you@example.com --name browser</code>, or
           <code>POST /v1/user/tokens</code>. The session lasts until you sign out, the token is revoked, or it
           expires.
         </p>
