@@ -314,6 +314,12 @@ const EnvSchema = z.object({
   SLIPWAY_SANDBOX_PROCESSES: positiveInt('SLIPWAY_SANDBOX_PROCESSES', 512),
   SLIPWAY_SANDBOX_MEMORY: size('SLIPWAY_SANDBOX_MEMORY', '4GiB'),
   SLIPWAY_SANDBOX_DISK: size('SLIPWAY_SANDBOX_DISK', '5GiB'),
+  SLIPWAY_SANDBOX_DISK_MODE: z
+    .enum(['auto', 'watch'], {
+      error: (i) =>
+        `SLIPWAY_SANDBOX_DISK_MODE must be "auto" (the default: a file system of its own per workspace where the service can mount one) or "watch" (measure the workspace every second), got "${String(i.input)}"`,
+    })
+    .default('auto'),
   SLIPWAY_SANDBOX_TMP_SIZE: size('SLIPWAY_SANDBOX_TMP_SIZE', '512MiB'),
   SLIPWAY_BUILD_LOG_LIMIT: size('SLIPWAY_BUILD_LOG_LIMIT', '5MiB', '5MiB or 500KiB'),
   SLIPWAY_RUNTIME_LOG_LIMIT: size('SLIPWAY_RUNTIME_LOG_LIMIT', '5MiB', '5MiB or 500KiB'),
@@ -521,6 +527,8 @@ function toConfig(env: z.infer<typeof EnvSchema>) {
       hostPorts: [...new Set(list(env.SLIPWAY_SANDBOX_HOST_PORTS).map(Number))],
       /** Host paths shown read-only besides /usr and the node toolchain. */
       readOnly: list(env.SLIPWAY_SANDBOX_READ_ONLY),
+      /** `auto`: the kernel holds SLIPWAY_SANDBOX_DISK where it can; `watch`: du every second. */
+      diskMode: env.SLIPWAY_SANDBOX_DISK_MODE,
       limits: {
         processes: env.SLIPWAY_SANDBOX_PROCESSES,
         memoryBytes: env.SLIPWAY_SANDBOX_MEMORY,

@@ -1,14 +1,13 @@
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { delimiter, dirname, join, relative } from 'node:path';
 import type { ArtifactStore } from './artifacts.ts';
 import type { BuildSettings } from './build-spec.ts';
 import { BuildCancelledError, BuildError, BuildTimeoutError } from './build-error.ts';
 import { localRepositoryPath } from './checkout.ts';
 import { isDir } from '../lib/file-kind.ts';
-import { describeBytes, describeDuration, describeElapsed } from './format.ts';
+import { describeDuration, describeElapsed } from './format.ts';
 import type { Sandbox } from '../sandbox/index.ts';
-import { watchDisk } from '../sandbox/disk-watch.ts';
 import { limitHint } from '../sandbox/limit-hints.ts';
 import { createUsageFilter, installHint } from './package-manager-output.ts';
 import { runCommand } from './run-command.ts';
@@ -139,24 +138,27 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
   for (const line of sandbox.banner()) info(line);
   const settings = opts.settings ?? NO_SETTINGS;
   info(describeSettings(opts.framework ?? null, settings));
-  await mkdir(opts.workspaceRoot, { recursive: true });
-  const workspace = await mkdtemp(join(opts.workspaceRoot, 'build-'));
+  // A file system of its own where the kernel can hold the disk limit, else a watched folder.
+  const ws = await sandbox.disk.create(opts.workspaceRoot);
+  const workspace = ws.dir;
   const src = join(workspace, 'src');
   const home = join(workspace, 'home');
-  await mkdir(src);
-  await mkdir(home);
-  await sandbox.prepare([workspace, src, home]);
-  // The workspace's disk use is watched for the whole build; going over it ends the build.
+  await mkdir(src)
+    .then(() => mkdir(home))
+    .then(() => sandbox.prepare([workspace, src, home]))
+    .catch(async (err: unknown) => {
+      await ws.remove();
+      throw err;
+    });
+  // Reaching the disk limit ends the build, with one message whichever way it was found.
   const stop = new AbortController();
   let diskExceeded: string | null = null;
   // Once a deferred cache save holds the workspace, removing it is the save's to do.
   let handedOver = false;
   const handOver = (save: (() => Promise<void>) | null) =>
     (handedOver = Boolean(save && opts.deferCacheSave));
-  const disk = watchDisk(workspace, sandbox.limits.diskBytes, (bytes) => {
-    diskExceeded =
-      `The build used ${describeBytes(bytes)} of disk, more than the limit of ` +
-      `${describeBytes(sandbox.limits.diskBytes)} (SLIPWAY_SANDBOX_DISK).`;
+  const disk = ws.watch((message) => {
+    diskExceeded = message;
     stop.abort();
   });
   const local = localRepositoryPath(opts.repositoryUrl);
@@ -246,6 +248,9 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
         throw new BuildError(`${title} failed: ${err.message}`);
       });
       if (result.aborted) cancelled();
+      // A command that filled its workspace's file system (it got ENOSPC) may still exit 0.
+      const full = await ws.full();
+      if (full) throw new BuildError(full);
       if (result.timedOut) throw new BuildTimeoutError(timeoutMessage);
       if (result.exitCode !== 0) {
         const how =
@@ -330,9 +335,7 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
       frameworkDetected: fw.source === 'detected',
       ...packaged,
       durationMs,
-      ...(handOver(save)
-        ? { saveCache: () => save!().finally(() => rm(workspace, { recursive: true, force: true })) }
-        : {}),
+      ...(handOver(save) ? { saveCache: () => save!().finally(() => ws.remove()) } : {}),
     };
   } catch (err) {
     if (err instanceof BuildTimeoutError) {
@@ -343,7 +346,7 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
     throw err;
   } finally {
     disk.stop();
-    if (!handedOver) await rm(workspace, { recursive: true, force: true, maxRetries: 3 });
+    if (!handedOver) await ws.remove();
   }
 }
 

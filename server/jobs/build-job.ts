@@ -265,7 +265,8 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
         const env = await resolveBuildEnv(deps, project.id, spec.target);
         // One directory per deployment: a retry clears what a worker that died left behind.
         const workspaceRoot = join(deps.config.workspacesDir, id);
-        await rm(workspaceRoot, { recursive: true, force: true });
+        // Unmounted first when that worker left its workspace's file system mounted.
+        await opts.sandbox.disk.clear(workspaceRoot);
         const result = await buildDeployment({
           repositoryUrl,
           ...(unreachableHint ? { unreachableHint } : {}),

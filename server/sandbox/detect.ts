@@ -13,7 +13,8 @@ const PACKAGES: Record<keyof SandboxTools, string> = {
   bash: 'bash',
 };
 
-function find(name: string): string | null {
+/** The absolute path of the program `name` in the system's directories, or null. */
+export function findProgram(name: string): string | null {
   for (const dir of SEARCH) {
     try {
       accessSync(`${dir}/${name}`, constants.X_OK);
@@ -30,7 +31,7 @@ export function findTools(): { tools: SandboxTools } | { missing: string[] } {
   const found: Partial<SandboxTools> = {};
   const missing = new Set<string>();
   for (const key of Object.keys(PACKAGES) as (keyof SandboxTools)[]) {
-    const path = find(key);
+    const path = findProgram(key);
     if (path) found[key] = path;
     else missing.add(`${key} (Debian package ${PACKAGES[key]})`);
   }

@@ -16,9 +16,9 @@ export function diskUsage(dir: string): Promise<number | null> {
 
 /**
  * Calls `onExceeded` once when the files under `dir` take more than `maxBytes`. Checked every
- * `intervalMs`: a build can overshoot by what it writes in that time, at most one file of the
- * per-file limit (prlimit's fsize) at a time. A quota would be exact but needs privileges that
- * an unprivileged sandbox does not have.
+ * `intervalMs`: a build can overshoot by whatever all its processes write in that time and while
+ * `du` walks the tree (prlimit's fsize bounds each file, not their sum; 16 writers reached 2.5
+ * times a 64 MiB limit). The fallback where the kernel cannot hold the limit (workspace-disk.ts).
  */
 export function watchDisk(
   dir: string,

@@ -7,6 +7,7 @@ import { systemLookup, type LookupAll } from '../webhooks/ssrf.ts';
 import { findTools, trySandbox } from './detect.ts';
 import { buildNetworkPolicy, nftRuleset, parseRange, type NetworkPolicy } from './network-policy.ts';
 import { commandName, descendants, listensOn } from './processes.ts';
+import { createWorkspaceDisks, type WorkspaceDisks } from './workspace-disk.ts';
 import {
   INSIDE_UID,
   planSpare,
@@ -33,6 +34,8 @@ export interface Sandbox {
   /** Why the sandbox cannot run here (then plan() throws), or null. */
   readonly unavailable: string | null;
   readonly limits: SandboxLimits & { diskBytes: number };
+  /** Build workspaces, and how their disk limit is held (workspace-disk.ts). */
+  readonly disk: WorkspaceDisks;
   /** The first lines of every build log: what the code may do. */
   banner(): string[];
   /** How to spawn `req`; throws SandboxUnavailableError when builds are refused. */
@@ -82,14 +85,16 @@ async function firstUnsearchable(dir: string): Promise<string | null> {
 /** Helpers of the sandbox itself, never signalled as the tenant's. */
 const HELPERS = new Set(['setpriv', 'pasta', 'passt', 'passt.avx2', 'pasta.avx2', 'bwrap', 'prlimit']);
 
-function offSandbox(limits: Sandbox['limits']): Sandbox {
+function offSandbox(limits: Sandbox['limits'], disk: WorkspaceDisks): Sandbox {
   return {
     mode: 'off',
     unavailable: null,
     limits,
+    disk,
     banner: () => [
       "WARNING: SLIPWAY_SANDBOX=off: this build runs with the service's own privileges and no isolation. " +
         'Use this only when every repository is trusted.',
+      ...(disk.warning ? [disk.warning] : []),
     ],
     plan: (req) => ({ command: req.argv[0]!, args: req.argv.slice(1), env: { ...req.env } }),
     prepare: async () => undefined,
@@ -118,9 +123,15 @@ export async function createSandbox(config: SandboxConfig, opts: CreateSandboxOp
     tmpBytes: config.limits.tmpBytes,
     diskBytes: config.limits.diskBytes,
   };
-  if (config.mode === 'off') return offSandbox(limits);
-
   const isRoot = opts.isRoot ?? process.getuid?.() === 0;
+  const disk = await createWorkspaceDisks({
+    limitBytes: limits.diskBytes,
+    workspacesDir: opts.workspacesDir,
+    mode: config.diskMode,
+    isRoot,
+  });
+  if (config.mode === 'off') return offSandbox(limits, disk);
+
   const found = opts.tools ?? findTools();
   const etcDir = join(opts.dataDir, 'sandbox', 'etc');
   // Made once per policy, not per command: only the allow list's DNS changes it.
@@ -200,9 +211,11 @@ export async function createSandbox(config: SandboxConfig, opts: CreateSandboxOp
     mode: 'bubblewrap',
     unavailable,
     limits,
+    disk,
     banner: () => [
       `Sandbox: ${limits.processes} processes, ${describeBytes(limits.memoryBytes)} of memory per process, ` +
         `${describeBytes(limits.diskBytes)} of disk, network: ${network()}`,
+      ...(disk.warning ? [disk.warning] : []),
     ],
     plan(req) {
       if (unavailable) throw new SandboxUnavailableError(unavailable);
@@ -256,5 +269,6 @@ export async function createServiceSandbox(
   });
   if (sandbox.unavailable) log?.error(sandbox.unavailable);
   else if (sandbox.mode === 'off') log?.warn(sandbox.banner().join(' '));
+  else if (sandbox.disk.warning) log?.warn(sandbox.disk.warning);
   return sandbox;
 }

@@ -4,13 +4,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { findFreePort } from '../../server/edge/free-port.ts';
+import { createWorkspaceDisks } from '../../server/sandbox/workspace-disk.ts';
 import { createTestDatabase, testDialect, type TestDatabase } from '../helpers/database.ts';
 import { createGitRepo } from '../helpers/git-repo.ts';
+import { mountsUnder } from '../helpers/mounts.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
 
 /**
  * A worker killed with SIGKILL mid-build leaves nothing stuck: once its lease runs out another
- * worker claims the job again and the deployment goes live. Real processes, one database.
+ * worker claims the job again and the deployment goes live, and the workspace's file system the
+ * dead worker left mounted is gone. Real processes, one database.
  */
 describe('crash recovery', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'slipway-crash-'));
@@ -88,8 +91,19 @@ describe('crash recovery', () => {
     expect((await api.deployments.get(d.id)).status).toBe('building');
     process.kill(-first.pid!, 'SIGKILL');
     await new Promise((r) => first.once('exit', r));
-    // The dead worker's workspace is still on disk.
+    // The dead worker's workspace is still on disk, mounted where the kernel holds the disk limit.
     expect(readdirSync(join(dataDir, 'workspaces'))).toContain(d.id);
+    const workspaces = join(dataDir, 'workspaces');
+    const kernel =
+      (
+        await createWorkspaceDisks({
+          limitBytes: 16 * 1024 ** 2,
+          workspacesDir: join(dataDir, 'disk-probe'),
+          mode: 'auto',
+          isRoot: process.getuid?.() === 0,
+        })
+      ).mode === 'kernel';
+    expect(await mountsUnder(workspaces)).toHaveLength(kernel ? 1 : 0);
 
     // A quick build this time: the retry must not wait another minute.
     await api.env.update(project.id, 'BUILD_SLEEP_MS', { value: '0' });
@@ -104,8 +118,9 @@ describe('crash recovery', () => {
     const logs = (await api.deployments.logs(d.id, { tail: 1000 })).logs;
     expect(logs).toContain('==> Building again: an earlier attempt was interrupted');
     expect(await (await stack.fetchFromEdge((await api.deployments.get(d.id)).url)).text()).toBe('survived');
-    // The retry cleared what the dead worker left behind.
+    // The retry cleared what the dead worker left behind, its mount included.
     expect(existsSync(join(dataDir, 'workspaces', d.id))).toBe(false);
+    expect(await mountsUnder(workspaces)).toEqual([]);
     const job = await stack.running.deps.db
       .selectFrom('jobs')
       .selectAll()
