@@ -60,7 +60,23 @@ export async function userForCode(
     throw new SignInRefused(`GitHub did not accept the sign-in: ${(err as Error).message}`);
   }
   const auth = { headers: { authorization: `token ${token}` } };
-  const { data: emails } = await request('GET /user/emails', { ...auth, per_page: 100 });
+  const emails = await request('GET /user/emails', { ...auth, per_page: 100 }).then(
+    (res) => res.data,
+    (err: unknown) => {
+      const status = (err as { status?: number }).status;
+      // 403 "Resource not accessible by integration": the App was not given the permission.
+      if (status === 403 || status === 404) {
+        throw new SignInRefused(
+          'GitHub did not let Slipway read your e-mail addresses, which it needs to know who you are. ' +
+            'The server\'s operator must give its GitHub App the "Email addresses" account permission (read-only); ' +
+            'until then, sign in with an API token.',
+        );
+      }
+      throw new SignInRefused(
+        `GitHub did not answer when Slipway asked for your e-mail addresses (${status ? `status ${status}` : (err as Error).message}); try again in a moment.`,
+      );
+    },
+  );
   const verified = emails
     .filter((e) => e.verified)
     .sort((a, b) => Number(b.primary) - Number(a.primary))

@@ -12,7 +12,12 @@ describe('dashboard: sign in with GitHub', () => {
   let github: GitHubApi;
   let t: TestApp;
   /** What the stand-in answers for the signed-in GitHub account. */
-  let account: { emails: { email: string; verified: boolean; primary: boolean }[]; orgs: string[] };
+  let account: {
+    emails: { email: string; verified: boolean; primary: boolean }[];
+    orgs: string[];
+    /** The App lacks the e-mail permission: GitHub answers 403. */
+    noEmailPermission?: boolean;
+  };
   const exchanges: Record<string, unknown>[] = [];
 
   const web = (req: IncomingMessage, res: ServerResponse) => {
@@ -46,6 +51,16 @@ describe('dashboard: sign in with GitHub', () => {
     github.on('GET /user/emails', (call) => {
       if (call.headers.authorization !== 'token ghu_user_token')
         return { status: 401, body: { message: 'Bad credentials' } };
+      if (account.noEmailPermission)
+        return {
+          status: 403,
+          body: {
+            message: 'Resource not accessible by integration',
+            documentation_url:
+              'https://docs.github.com/rest/users/emails#list-email-addresses-for-the-authenticated-user',
+            status: '403',
+          },
+        };
       return { body: account.emails.map((e) => ({ ...e, visibility: null })) };
     });
     github.on('GET /user/orgs', () => ({
@@ -212,6 +227,45 @@ describe('dashboard: sign in with GitHub', () => {
     expect(unverified.statusCode).toBe(403);
     expect(unverified.body).toContain('no verified e-mail address');
     expect(github.violations()).toEqual([]);
+  });
+
+  it("puts GitHub's error words on the page only for a sign-in this browser started", async () => {
+    const lure = 'Your account is locked. Call +1 555 0100 to unlock it.';
+    // Anyone's link, with the state of no sign-in of this browser, or none.
+    const flow = await start();
+    for (const query of <Record<string, string>[]>[
+      { error: 'access_denied', error_description: lure },
+      { error: 'access_denied', error_description: lure, state: 'made-up-state-made-up-state-abcd' },
+    ]) {
+      const forged = await callback(flow.cookie, query);
+      expect(forged.statusCode).toBe(400);
+      expect(forged.body).not.toContain('555 0100');
+      expect(forged.body).toContain('The sign-in with GitHub expired or was not started here');
+    }
+    // GitHub's own answer to this browser's sign-in, when the person declines.
+    const declined = await callback(flow.cookie, {
+      error: 'access_denied',
+      error_description: 'The user has denied your application access.',
+      state: flow.state,
+    });
+    expect(declined.statusCode).toBe(401);
+    expect(declined.body).toContain('GitHub: The user has denied your application access.');
+  });
+
+  it('explains, in words, a GitHub App that may not read e-mail addresses', async () => {
+    account = {
+      emails: [{ email: 'alice@example.com', verified: true, primary: true }],
+      orgs: [],
+      noEmailPermission: true,
+    };
+    {
+      const flow = await start();
+      const res = await callback(flow.cookie, { code: 'good-code', state: flow.state });
+      expect(res.statusCode).toBe(403);
+      expect(res.body).toContain('GitHub did not let Slipway read your e-mail addresses');
+      expect(res.body).toContain('&quot;Email addresses&quot; account permission');
+      expect(res.body).not.toContain('INTERNAL_ERROR');
+    }
   });
 });
 

@@ -116,13 +116,15 @@ export function sessionRoutes(scope: FastifyInstance, kit: Kit): void {
     const clear = `${STATE_COOKIE}=; Path=${statePath}; HttpOnly; SameSite=Lax; Max-Age=0`;
     const refuse = (error: string, status: number) =>
       kit.send(reply.header('set-cookie', clear), signInPage(view, { next, github, error }), status);
-    if (q.error_description) return refuse(`GitHub: ${q.error_description}`, 401);
-    // The state proves this browser started the sign-in: without it a sign-in could be forced on someone.
+    // The state proves this browser started the sign-in: without it a sign-in could be forced on
+    // someone, and anyone's link could put its own words on this page as GitHub's.
     const given = Buffer.from(q.state ?? '');
     const expected = Buffer.from(state ?? '');
-    if (!q.code || !state || given.length !== expected.length || !timingSafeEqual(given, expected)) {
+    if (!state || given.length !== expected.length || !timingSafeEqual(given, expected)) {
       return refuse('The sign-in with GitHub expired or was not started here; try again.', 400);
     }
+    if (q.error_description) return refuse(`GitHub: ${q.error_description}`, 401);
+    if (!q.code) return refuse('GitHub sent no sign-in code; try again.', 400);
     try {
       const user = await userForCode(deps, gh, q.code, callbackUrl(req));
       const { secret, expiresAt } = await openSession(deps, user.id, null);
