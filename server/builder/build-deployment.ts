@@ -8,7 +8,7 @@ import { localRepositoryPath } from './checkout.ts';
 import { isDir } from '../lib/file-kind.ts';
 import { describeDuration, describeElapsed } from './format.ts';
 import type { Sandbox } from '../sandbox/index.ts';
-import { limitHint } from '../sandbox/limit-hints.ts';
+import { limitHint, memoryLimitHint } from '../sandbox/limit-hints.ts';
 import { createUsageFilter, installHint } from './package-manager-output.ts';
 import { runCommand } from './run-command.ts';
 import { readPackageJson } from './package-json.ts';
@@ -255,7 +255,10 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
       if (result.exitCode !== 0) {
         const how =
           result.exitCode === null ? `was killed by ${result.signal}` : `exited with code ${result.exitCode}`;
-        const hint = limitHint(sandbox.limits, tail, result.signal) ?? installHint(tail);
+        const hint =
+          memoryLimitHint('The build', result.group, sandbox.share) ??
+          limitHint(sandbox.limits, tail, result.signal) ??
+          installHint(tail);
         throw new BuildError(`${title} failed: "${shown}" ${how}.${hint ? ` ${hint}` : ''}`);
       }
       info(`${title} finished in ${describeElapsed(Date.now() - begun)}`);

@@ -3,6 +3,7 @@ import { mkdir } from 'node:fs/promises';
 import { isAbsolute, join, resolve } from 'node:path';
 import type { Sandbox } from '../sandbox/index.ts';
 import { redactUrl } from '../lib/redact-url.ts';
+import { memoryLimitHint } from '../sandbox/limit-hints.ts';
 import { SANDBOX_GITCONFIG } from '../sandbox/spawn.ts';
 import { BuildCancelledError, BuildError, BuildTimeoutError } from './build-error.ts';
 import { parseRepositoryUrl } from './repository-url.ts';
@@ -126,6 +127,8 @@ export async function checkout(opts: CheckoutOptions): Promise<CheckoutResult> {
     if (result.timedOut) {
       throw new BuildTimeoutError(`Fetching ${shown} did not finish in time.`);
     }
+    const memory = memoryLimitHint('git', result.group, opts.sandbox.share);
+    if (memory) failWith(output, `Could not fetch ${shown}: ${memory}`);
     return { ok: result.exitCode === 0, output };
   };
   // git's first fatal line says why; "Could not read from remote repository" and the advice

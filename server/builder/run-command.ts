@@ -1,5 +1,6 @@
 import { StringDecoder } from 'node:string_decoder';
 import type { Readable } from 'node:stream';
+import type { GroupEnd } from '../sandbox/cgroups.ts';
 import type { Sandbox } from '../sandbox/index.ts';
 import { spawnPlanned } from '../sandbox/spawn-planned.ts';
 import { createMasker } from './mask-secrets.ts';
@@ -38,6 +39,8 @@ export interface CommandResult {
   signal: NodeJS.Signals | null;
   timedOut: boolean;
   aborted: boolean;
+  /** How the sandbox's control group ended (`oomKills`: its memory limit killed a process); absent without one. */
+  group?: GroupEnd;
 }
 
 /** A line longer than this is passed on in pieces, so one runaway line cannot exhaust memory. */
@@ -172,7 +175,10 @@ export function runCommand(opts: RunCommandOptions): Promise<CommandResult> {
         return;
       }
       const ended = exit ?? { code, signal };
-      resolve({ exitCode: ended.code, signal: ended.signal, timedOut, aborted });
+      const result = { exitCode: ended.code, signal: ended.signal, timedOut, aborted };
+      if (!plan.group) return resolve(result);
+      // Released when the sandbox's first process ended (spawnPlanned): this waits for its end.
+      void plan.group.release().then((group) => resolve({ ...result, group }));
     });
   });
 }

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { LRUCache } from 'lru-cache';
 import { isDir } from '../lib/file-kind.ts';
 import { diskUsage } from '../sandbox/disk-watch.ts';
+import type { SandboxShare } from '../sandbox/index.ts';
 import type { ArtifactReader } from './artifact-reader.ts';
 import { createMaterializer } from './materialize.ts';
 import type { Target } from './resolve-host.ts';
@@ -27,6 +28,8 @@ export interface RuntimeLauncherOptions {
   onStateCleared?: (deploymentId: string, bytes: number) => void;
   /** The app's environment variables, decrypted: the project's for `target.environment`. */
   env(target: Target): Promise<Record<string, string>>;
+  /** The memory and CPU share of the app's sandbox, from its organization's plan; default none (the sandbox's). */
+  share?(target: Target): Promise<SandboxShare>;
   /** Stops an app that has had no request for this long (default 30 minutes; 0 never). */
   idleStopMs?: number;
   /** After a failed start, later requests fail at once for this long instead of retrying (default 10 s). */
@@ -96,6 +99,7 @@ export function createRuntimeLauncher(opts: RuntimeLauncherOptions): RuntimeLaun
     const dir = await materializer.dirFor(target.artifactId);
     const writable = await writableFolders(target, dir);
     const env = { ...target.env, ...(await opts.env(target)) };
+    const share = await opts.share?.(target);
     if (apps.get(id)?.launch !== launchId) throw cancelled(id);
     // A shell runs it: start commands are written as shell lines (`npm start`, `node dist/server.js`).
     const { port } = await supervisor.start(id, {
@@ -103,6 +107,7 @@ export function createRuntimeLauncher(opts: RuntimeLauncherOptions): RuntimeLaun
       command: ['/bin/sh', '-c', target.startCommand],
       env,
       ...(writable.length ? { writable } : {}),
+      ...(share ? { share } : {}),
     });
     return port;
   };

@@ -3,7 +3,9 @@ import { createInterface } from 'node:readline';
 import { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Sandbox } from '../sandbox/index.ts';
+import { describeBytes } from '../builder/format.ts';
+import type { SandboxGroup } from '../sandbox/cgroups.ts';
+import type { Sandbox, SandboxShare } from '../sandbox/index.ts';
 import { spawnPlanned, startSpare } from '../sandbox/spawn-planned.ts';
 import { findFreePort } from './free-port.ts';
 
@@ -17,6 +19,8 @@ export interface RuntimeSpec {
   env: Record<string, string>;
   /** Folders inside `dir` the app may write: each bound from a host folder of its own. */
   writable?: readonly { source: string; target: string }[];
+  /** The memory and CPU share of its sandbox, from its organization's plan. */
+  share?: SandboxShare;
 }
 
 /** Where a line came from: the app's stdout or stderr, or the supervisor itself. */
@@ -81,6 +85,8 @@ interface Spare {
   child: ChildProcess;
   port: number;
   generation: number;
+  /** Its control group, whose limits become the app's when it is taken. */
+  group?: SandboxGroup;
 }
 
 /** How long after an app's start the next app's sandbox is prepared (not to slow this one). */
@@ -214,6 +220,7 @@ export function createRuntimeSupervisor(opts: RuntimeSupervisorOptions): Runtime
   function spawnChild(s: Supervised, spare: Spare | null = null): void {
     const [cmd, ...args] = s.spec.command;
     let child: ChildProcess;
+    let group: SandboxGroup | undefined;
     try {
       const req = {
         argv: [cmd!, ...args],
@@ -223,13 +230,17 @@ export function createRuntimeSupervisor(opts: RuntimeSupervisorOptions): Runtime
         readOnly: [s.spec.dir],
         ...(s.spec.writable?.length ? { binds: s.spec.writable } : {}),
         ports: [s.port],
+        ...(s.spec.share ? { share: s.spec.share } : {}),
       };
       if (spare && sandbox.spare) {
         child = spare.child;
-        startSpare(child, sandbox.spare.input(req));
+        group = spare.group;
+        startSpare(child, sandbox.spare.input(req, spare.group));
       } else {
         // Its own process group, so that stop() also ends what `npm start` or a shell spawned.
-        child = spawnPlanned(sandbox.plan(req), { cwd: sandbox.mode === 'off' ? s.spec.dir : undefined });
+        const plan = sandbox.plan(req);
+        group = plan.group;
+        child = spawnPlanned(plan, { cwd: sandbox.mode === 'off' ? s.spec.dir : undefined });
       }
     } catch (err) {
       s.child = null;
@@ -256,6 +267,16 @@ export function createRuntimeSupervisor(opts: RuntimeSupervisorOptions): Runtime
       const finish = (code: number | null, signal: NodeJS.Signals | null) => {
         if (done) return;
         done = true;
+        // Whether its group's memory limit ended it is known once the group is released.
+        void (group?.release() ?? Promise.resolve(null)).then((end) => {
+          if (end?.oomKills && !s.stopping) {
+            const plan = s.spec.share ? `, the limit of the ${s.spec.share.plan} plan` : '';
+            say(
+              s,
+              `the app used more than ${describeBytes(end.memoryBytes)} of memory${plan}: the kernel stopped it`,
+            );
+          }
+        });
         resolve();
         if (s.child === child) onExit(s, code, signal);
       };
@@ -418,8 +439,14 @@ export function createRuntimeSupervisor(opts: RuntimeSupervisorOptions): Runtime
       void (async () => {
         const port = await findFreePort(opts.portRange, usedPorts());
         if (closed || spare) return;
-        const child = spawnPlanned(plans.plan(port));
-        const sp: Spare = { child, port, generation: plans.generation() };
+        const plan = plans.plan(port);
+        const child = spawnPlanned(plan);
+        const sp: Spare = {
+          child,
+          port,
+          generation: plans.generation(),
+          ...(plan.group ? { group: plan.group } : {}),
+        };
         child.on('error', () => undefined);
         child.once('exit', () => {
           if (spare === sp) spare = null;

@@ -19,6 +19,7 @@ import type { Sandbox } from '../sandbox/index.ts';
 import type { Deps } from '../services/deps.ts';
 import { createBuildCacheStore } from '../builder/build-cache-store.ts';
 import { resolveBuildEnv } from '../services/env/resolve-build-env.ts';
+import { sandboxShare } from '../services/organizations/sandbox-share.ts';
 import type { DeploymentsTable } from '../store/schema.ts';
 import { systemLookup, type LookupAll } from '../webhooks/ssrf.ts';
 import { createLogBuffer, type LogBuffer } from './log-buffer.ts';
@@ -301,7 +302,8 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
           maxOutputFiles: deps.config.maxOutputFiles,
           log: (type, line) => logs.push(type, line),
           signal,
-          sandbox: opts.sandbox,
+          // Checkout, install and build share the organization's plan's memory and CPU share.
+          sandbox: opts.sandbox.withShare(await sandboxShare(deps, project.id, 'build')),
           onCheckedOut: async (commit) => {
             await deps.db
               .updateTable('deployments')

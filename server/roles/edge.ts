@@ -19,6 +19,7 @@ import { createProbeCheck } from '../monitoring/probe-token.ts';
 import type { Sandbox } from '../sandbox/index.ts';
 import type { Deps } from '../services/deps.ts';
 import { resolveBuildEnv } from '../services/env/resolve-build-env.ts';
+import { sandboxShare } from '../services/organizations/sandbox-share.ts';
 import { onRoutingChange } from '../services/routing-signal.ts';
 
 export interface EdgeRole {
@@ -74,6 +75,7 @@ export async function startEdge(deps: Deps, sandbox: Sandbox, opts: EdgeOptions 
         'supervisor',
       ),
     env: async (t) => (await resolveBuildEnv(deps, t.projectId, t.environment)).vars,
+    share: (t) => sandboxShare(deps, t.projectId, 'app'),
   });
   const recorder = createRequestRecorder(deps);
   const server = createEdgeServer({

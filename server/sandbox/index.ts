@@ -4,6 +4,7 @@ import type { Config, SandboxConfig } from '../config.ts';
 import { isAccepting } from '../edge/free-port.ts';
 import { describeBytes } from '../builder/format.ts';
 import { systemLookup, type LookupAll } from '../webhooks/ssrf.ts';
+import { detectCgroups, type Cgroups, type SandboxGroup } from './cgroups.ts';
 import { findTools, trySandbox } from './detect.ts';
 import { buildNetworkPolicy, nftRuleset, parseRange, type NetworkPolicy } from './network-policy.ts';
 import { commandName, descendants, listensOn } from './processes.ts';
@@ -16,11 +17,12 @@ import {
   toolchainDirs,
   type SandboxLimits,
   type SandboxRequest,
+  type SandboxShare,
   type SpawnPlan,
   type SpawnSettings,
 } from './spawn.ts';
 
-export type { SandboxRequest, SpawnPlan } from './spawn.ts';
+export type { SandboxRequest, SandboxShare, SpawnPlan } from './spawn.ts';
 
 /** Builds and apps are refused: the sandbox cannot run here and the operator did not turn it off. */
 export class SandboxUnavailableError extends Error {
@@ -36,10 +38,22 @@ export interface Sandbox {
   readonly limits: SandboxLimits & { diskBytes: number };
   /** Build workspaces, and how their disk limit is held (workspace-disk.ts). */
   readonly disk: WorkspaceDisks;
+  /**
+   * Whether each sandbox gets a control group (cgroups.ts): `version` null (and `unavailable`
+   * saying why) where none can be had; then memory is bounded per process only.
+   */
+  readonly cgroups: Pick<Cgroups, 'version' | 'unavailable' | 'parents'>;
+  /** The share of withShare(), if this is such a view. */
+  readonly share?: SandboxShare;
   /** The first lines of every build log: what the code may do. */
   banner(): string[];
-  /** How to spawn `req`; throws SandboxUnavailableError when builds are refused. */
+  /**
+   * How to spawn `req`, in a control group of its own where there are groups (SpawnPlan.group);
+   * throws SandboxUnavailableError when builds are refused.
+   */
   plan(req: SandboxRequest): SpawnPlan;
+  /** The same sandbox with `share` as the default of every request (a build's, from its plan). */
+  withShare(share: SandboxShare): Sandbox;
   /**
    * bubblewrap: a server app's sandbox on `port` to start ahead of its command (spawn.ts,
    * planSpare), and what to write to it to run `req` (startSpare). A spare made before the
@@ -47,7 +61,8 @@ export interface Sandbox {
    */
   spare?: {
     plan(port: number): SpawnPlan;
-    input(req: SandboxRequest): Buffer;
+    /** Also sets the spare's group (its plan's `group`) to `req.share`, before the app starts. */
+    input(req: SandboxRequest, group?: SandboxGroup): Buffer;
     generation(): number;
   };
   /** Hands freshly made directories to the sandbox's user, so that tenant code can write them. */
@@ -71,6 +86,8 @@ export interface CreateSandboxOptions {
   isRoot?: boolean;
   /** The sandbox's programs; default: looked up in the system's directories. */
   tools?: ReturnType<typeof findTools>;
+  /** Control groups; default: detectCgroups(). */
+  cgroups?: Cgroups;
 }
 
 /** The first directory from `dir` up to `/` that others may not pass through, or null. */
@@ -86,11 +103,13 @@ async function firstUnsearchable(dir: string): Promise<string | null> {
 const HELPERS = new Set(['setpriv', 'pasta', 'passt', 'passt.avx2', 'pasta.avx2', 'bwrap', 'prlimit']);
 
 function offSandbox(limits: Sandbox['limits'], disk: WorkspaceDisks): Sandbox {
-  return {
+  const sandbox: Sandbox = {
     mode: 'off',
     unavailable: null,
     limits,
     disk,
+    cgroups: { version: null, unavailable: 'SLIPWAY_SANDBOX=off', parents: [] },
+    withShare: () => sandbox,
     banner: () => [
       "WARNING: SLIPWAY_SANDBOX=off: this build runs with the service's own privileges and no isolation. " +
         'Use this only when every repository is trusted.',
@@ -107,6 +126,16 @@ function offSandbox(limits: Sandbox['limits'], disk: WorkspaceDisks): Sandbox {
     },
     isListening: (_pid, port) => isAccepting(port, 500),
     refresh: async () => undefined,
+  };
+  return sandbox;
+}
+
+/** The limits of a sandbox's control group: its request's share, else SLIPWAY_SANDBOX_MEMORY and a CPU share of 1. */
+function groupLimits(limits: SandboxLimits, share: SandboxShare | undefined) {
+  return {
+    memoryBytes: share?.memoryBytes ?? limits.memoryBytes,
+    cpu: share?.cpu ?? 1,
+    processes: limits.processes,
   };
 }
 
@@ -131,7 +160,7 @@ export async function createSandbox(config: SandboxConfig, opts: CreateSandboxOp
     isRoot,
   });
   if (config.mode === 'off') return offSandbox(limits, disk);
-
+  const cgroups = opts.cgroups ?? detectCgroups();
   const found = opts.tools ?? findTools();
   const etcDir = join(opts.dataDir, 'sandbox', 'etc');
   // Made once per policy, not per command: only the allow list's DNS changes it.
@@ -207,26 +236,61 @@ export async function createSandbox(config: SandboxConfig, opts: CreateSandboxOp
     config.allow.length
       ? `public internet, plus ${config.allow.join(', ')} (SLIPWAY_SANDBOX_ALLOW)`
       : 'public internet only';
-  return {
+  /** A new group for one sandbox, or none where there are no groups. */
+  const groupFor = (share: SandboxShare | undefined): SandboxGroup | undefined =>
+    cgroups.version ? cgroups.create(groupLimits(limits, share)) : undefined;
+  const inGroup = (share: SandboxShare | undefined, make: (group: SandboxGroup | undefined) => SpawnPlan) => {
+    if (unavailable) throw new SandboxUnavailableError(unavailable);
+    const group = groupFor(share);
+    try {
+      return make(group);
+    } catch (err) {
+      void group?.release();
+      throw err;
+    }
+  };
+  const banner = (share: SandboxShare | undefined) => {
+    const rest = `${describeBytes(limits.diskBytes)} of disk, network: ${network()}`;
+    const diskWarning = disk.warning ? [disk.warning] : [];
+    if (cgroups.version) {
+      const memory = describeBytes(share?.memoryBytes ?? limits.memoryBytes);
+      const whose = share ? ` (${share.plan} plan)` : '';
+      return [
+        `Sandbox: ${limits.processes} processes, ${memory} of memory in all${whose}, ` +
+          `CPU share ${share?.cpu ?? 1}, ${rest}`,
+        ...diskWarning,
+      ];
+    }
+    return [
+      `Sandbox: ${limits.processes} processes, ${describeBytes(limits.memoryBytes)} of memory per process, ${rest}`,
+      'Memory is bounded per process only, not for the build as a whole, and CPU is not shared out by ' +
+        `plan: this machine gives the service no control groups (${cgroups.unavailable}).`,
+      ...diskWarning,
+    ];
+  };
+  const sandbox: Sandbox = {
     mode: 'bubblewrap',
     unavailable,
     limits,
     disk,
-    banner: () => [
-      `Sandbox: ${limits.processes} processes, ${describeBytes(limits.memoryBytes)} of memory per process, ` +
-        `${describeBytes(limits.diskBytes)} of disk, network: ${network()}`,
-      ...(disk.warning ? [disk.warning] : []),
-    ],
-    plan(req) {
-      if (unavailable) throw new SandboxUnavailableError(unavailable);
-      return planSpawn(settings, req);
+    cgroups,
+    banner: () => banner(undefined),
+    plan: (req) => inGroup(req.share, (group) => planSpawn(settings, req, group)),
+    withShare(share) {
+      return {
+        ...sandbox,
+        share,
+        banner: () => banner(share),
+        plan: (req) => sandbox.plan({ ...req, share: req.share ?? share }),
+      };
     },
     spare: {
-      plan(port) {
-        if (unavailable) throw new SandboxUnavailableError(unavailable);
-        return planSpare(settings, port);
+      // Its app, and so its plan, is not known yet: the group gets the app's share in input().
+      plan: (port) => inGroup(undefined, (group) => planSpare(settings, port, group)),
+      input(req, group) {
+        group?.setLimits(groupLimits(limits, req.share));
+        return spareInput(settings, req);
       },
-      input: (req) => spareInput(settings, req),
       generation: () => generation,
     },
     async prepare(dirs) {
@@ -251,6 +315,7 @@ export async function createSandbox(config: SandboxConfig, opts: CreateSandboxOp
     },
     refresh,
   };
+  return sandbox;
 }
 
 /**
@@ -269,6 +334,15 @@ export async function createServiceSandbox(
   });
   if (sandbox.unavailable) log?.error(sandbox.unavailable);
   else if (sandbox.mode === 'off') log?.warn(sandbox.banner().join(' '));
-  else if (sandbox.disk.warning) log?.warn(sandbox.disk.warning);
+  else {
+    if (sandbox.disk.warning) log?.warn(sandbox.disk.warning);
+    if (sandbox.cgroups.unavailable) {
+      log?.warn(
+        `Sandboxes get no control group: ${sandbox.cgroups.unavailable}. Memory is bounded per process only ` +
+          '(SLIPWAY_SANDBOX_MEMORY), not per build or app, and CPU is not shared out by plan; run the service ' +
+          'as root or give it a cgroup v2 subtree (docs/operating.md#plan-limits).',
+      );
+    }
+  }
   return sandbox;
 }

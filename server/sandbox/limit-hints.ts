@@ -1,5 +1,23 @@
 import { describeBytes } from '../builder/format.ts';
-import type { Sandbox } from './index.ts';
+import type { GroupEnd } from './cgroups.ts';
+import type { Sandbox, SandboxShare } from './index.ts';
+
+/**
+ * Says, when the kernel killed a process of the sandbox for its control group's memory limit, what
+ * the limit was and whose; null when it did not.
+ */
+export function memoryLimitHint(
+  what: string,
+  group: GroupEnd | undefined,
+  share: SandboxShare | undefined,
+): string | null {
+  if (!group?.oomKills) return null;
+  const whose = share ? `, the limit of the ${share.plan} plan` : ' (SLIPWAY_SANDBOX_MEMORY)';
+  return (
+    `${what} used more than ${describeBytes(group.memoryBytes)} of memory${whose}, ` +
+    'counting every process, shared memory and files in /tmp and /dev/shm: the kernel stopped it.'
+  );
+}
 
 /**
  * Says in words which sandbox limit a failed command most likely hit, from the last lines it

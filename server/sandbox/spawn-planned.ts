@@ -7,9 +7,28 @@ import type { SpawnPlan } from './spawn.ts';
  * own process group (killing -pid ends the whole sandbox). stdout and stderr are pipes, and so is
  * the readiness socket of a server app (child.stdio[4], see SpawnPlan.readyFd); its fd 5 is the
  * IPC channel to its connection helper (child.send, 'message'). A spare's fd 3 stays open for
- * startSpare().
+ * startSpare(). The plan's control group is released (its leftovers killed, the group removed) once
+ * the child has ended: await `plan.group.release()` for how it ended.
  */
 export function spawnPlanned(plan: SpawnPlan, opts: { cwd?: string } = {}): ChildProcess {
+  let child: ChildProcess;
+  try {
+    child = spawnChild(plan, opts);
+  } catch (err) {
+    void plan.group?.release();
+    throw err;
+  }
+  const group = plan.group;
+  if (group) {
+    // The sandbox ends with its first process (pasta, or bwrap without a network): what is left
+    // in its group (a process that escaped the process group) goes with it.
+    child.once('exit', () => void group.release());
+    child.once('error', () => void group.release());
+  }
+  return child;
+}
+
+function spawnChild(plan: SpawnPlan, opts: { cwd?: string }): ChildProcess {
   const child = spawn(plan.command, plan.args, {
     // The sandbox sets its own directory; '/' keeps the service's from showing in its environment.
     cwd: opts.cwd ?? '/',

@@ -1,5 +1,6 @@
 import { lstatSync, readlinkSync } from 'node:fs';
 import { dirname } from 'node:path';
+import type { SandboxGroup } from './cgroups.ts';
 import { CONNECT_HELPER } from './connect-helper.ts';
 
 /** Absolute paths of the programs the sandbox is made of (see detect.ts). */
@@ -20,8 +21,21 @@ export interface SandboxLimits {
   memoryBytes: number;
   /** Largest file a process may write; the disk watch bounds their sum (disk-watch.ts). */
   fileBytes: number;
-  /** Size of the private /tmp. */
+  /** Size of the private /tmp, and of the private /dev/shm. */
   tmpBytes: number;
+}
+
+/**
+ * What one sandbox may use as a whole, from its organization's plan (plan-limits.ts): its control
+ * group's memory and CPU share (cgroups.ts).
+ */
+export interface SandboxShare {
+  /** The plan's name, for messages (`the limit of the free plan`). */
+  plan: string;
+  /** Every process of the sandbox together, shared memory and /tmp and /dev/shm pages included. */
+  memoryBytes: number;
+  /** CPU share under contention; 1 is the free plan's. */
+  cpu: number;
 }
 
 /** One command to run inside a sandbox. Paths are the same inside as on the host. */
@@ -46,6 +60,8 @@ export interface SandboxRequest {
    * which makes the sandbox start several times faster: for git reading a local repository.
    */
   network?: boolean;
+  /** Its control group's limits; default SLIPWAY_SANDBOX_MEMORY and a CPU share of 1. */
+  share?: SandboxShare;
 }
 
 export interface SpawnPlan {
@@ -66,6 +82,11 @@ export interface SpawnPlan {
   /** Host user to run as (set when the service runs as root). */
   uid?: number;
   gid?: number;
+  /**
+   * The sandbox's control group: its first process joins it before anything else runs, and
+   * spawnPlanned() releases it (release()) when that process ends.
+   */
+  group?: SandboxGroup;
 }
 
 export interface SpawnSettings {
@@ -161,8 +182,8 @@ const READY_WATCH =
  * IPC and UTS namespaces and a file system with only what the request names, and runs the command.
  * Tenant code therefore can neither change the rules nor see a process outside its sandbox.
  */
-export function planSpawn(s: SpawnSettings, req: SandboxRequest): SpawnPlan {
-  return plan(s, req, bwrapOptions(s, req));
+export function planSpawn(s: SpawnSettings, req: SandboxRequest, group?: SandboxGroup): SpawnPlan {
+  return plan(s, req, bwrapOptions(s, req), group);
 }
 
 /**
@@ -172,8 +193,8 @@ export function planSpawn(s: SpawnSettings, req: SandboxRequest): SpawnPlan {
  * the rules' load (about 30 ms of a cold start). Mind `generation`: rules change with the allow
  * list.
  */
-export function planSpare(s: SpawnSettings, port: number): SpawnPlan {
-  return plan(s, { argv: [], cwd: '/', env: {}, writable: [], readOnly: [], ports: [port] }, null);
+export function planSpare(s: SpawnSettings, port: number, group?: SandboxGroup): SpawnPlan {
+  return plan(s, { argv: [], cwd: '/', env: {}, writable: [], readOnly: [], ports: [port] }, null, group);
 }
 
 /** What a spare sandbox (planSpare) reads on its fd 3 to run `req`. */
@@ -217,6 +238,14 @@ function bwrapOptions(s: SpawnSettings, req: SandboxRequest): string[] {
     '1777',
     '--tmpfs',
     '/tmp',
+    // bwrap's /dev/shm is a folder of its /dev, a tmpfs as large as half the machine's memory:
+    // a private one of the /tmp's size instead.
+    '--size',
+    String(limits.tmpBytes),
+    '--perms',
+    '1777',
+    '--tmpfs',
+    '/dev/shm',
   ];
   bwrap.push(
     '--ro-bind',
@@ -245,7 +274,12 @@ function bwrapOptions(s: SpawnSettings, req: SandboxRequest): string[] {
  * The plan of `req` with `bwrap`'s options written to fd 3 at spawn; with `bwrap` null, a spare:
  * the command and bwrap's options come on fd 3 later (spareInput).
  */
-function plan(s: SpawnSettings, req: SandboxRequest, bwrap: string[] | null): SpawnPlan {
+function plan(
+  s: SpawnSettings,
+  req: SandboxRequest,
+  bwrap: string[] | null,
+  group: SandboxGroup | undefined,
+): SpawnPlan {
   const { tools, limits } = s;
   const pasta = [
     '--quiet',
@@ -306,8 +340,7 @@ function plan(s: SpawnSettings, req: SandboxRequest, bwrap: string[] | null): Sp
     // other service using the same SLIPWAY_SANDBOX_USER) runs as the same user. With pasta, the
     // limit is set inside pasta's own user namespace.
     const options = Buffer.from(['--unshare-net', ...bwrap].map((a) => `${a}\0`).join(''));
-    return {
-      command: tools.setpriv,
+    return launch(s, group, {
       args: [
         '--pdeathsig',
         'KILL',
@@ -322,11 +355,9 @@ function plan(s: SpawnSettings, req: SandboxRequest, bwrap: string[] | null): Sp
       ],
       env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' },
       fd3: options,
-      ...(s.user ? { uid: s.user.uid, gid: s.user.gid } : {}),
-    };
+    });
   }
-  return {
-    command: tools.setpriv,
+  return launch(s, group, {
     args: [
       '--pdeathsig',
       'KILL',
@@ -350,7 +381,45 @@ function plan(s: SpawnSettings, req: SandboxRequest, bwrap: string[] | null): Sp
     },
     ...(bwrap ? { fd3: Buffer.from(bwrap.map((a) => `${a}\0`).join('')) } : { fd3Later: true as const }),
     ...(ready ? { readyFd: 4 as const } : {}),
-    ...(s.user ? { uid: s.user.uid, gid: s.user.gid } : {}),
+  });
+}
+
+/**
+ * Joins the control group, in a shell that writes its own pid to each of the group's cgroup.procs
+ * files and then becomes setpriv: every process of the sandbox is the group's from its first
+ * instruction on, and a write that fails ends it before anything runs. The shell runs as the
+ * service's user (cgroup files are root's, or the service's where a subtree is delegated to it);
+ * setpriv then changes to the sandbox's user, where spawn() would have without a group.
+ */
+const JOIN_GROUP =
+  'n=$1; shift; while [ "$n" -gt 0 ]; do ' +
+  'echo $$ > "$1" || { echo "slipway: could not join the sandbox\'s control group ($1)" >&2; exit 125; }; ' +
+  'shift; n=$((n - 1)); done; exec "$@"';
+
+/** The plan that runs setpriv with `rest.args`, as the sandbox's user, in `group` when there is one. */
+function launch(
+  s: SpawnSettings,
+  group: SandboxGroup | undefined,
+  rest: Omit<SpawnPlan, 'command' | 'uid' | 'gid' | 'group'>,
+): SpawnPlan {
+  if (!group) {
+    return { command: s.tools.setpriv, ...rest, ...(s.user ? { uid: s.user.uid, gid: s.user.gid } : {}) };
+  }
+  const user = s.user ? [`--reuid=${s.user.uid}`, `--regid=${s.user.gid}`, '--clear-groups'] : [];
+  return {
+    ...rest,
+    command: s.tools.bash,
+    args: [
+      '-c',
+      JOIN_GROUP,
+      'sandbox',
+      String(group.procs.length),
+      ...group.procs,
+      s.tools.setpriv,
+      ...user,
+      ...rest.args,
+    ],
+    group,
   };
 }
 

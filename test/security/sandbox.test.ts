@@ -218,7 +218,12 @@ describe.skipIf(!available)('tenant code is contained', () => {
       expect(hostProcesses(marker)).toEqual([]);
     });
     it('still builds and serves the ordinary way', async () => {
-      expect(log).toMatch(/^Sandbox: 64 processes, 1 GiB of memory per process, 100 MiB of disk/m);
+      // The plan's memory for the whole build (the test user's: enterprise), where there are control groups.
+      expect(log).toMatch(
+        (await testSandbox()).cgroups.version
+          ? /^Sandbox: 64 processes, 8 GiB of memory in all \(enterprise plan\), CPU share 4, 100 MiB of disk/m
+          : /^Sandbox: 64 processes, 1 GiB of memory per process, 100 MiB of disk/m,
+      );
       const res = await s.fetchFromEdge(url);
       expect(await res.text()).toContain('still works');
     });

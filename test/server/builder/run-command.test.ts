@@ -40,7 +40,9 @@ describe('runCommand', () => {
       timeoutMs: 10_000,
       onLine: out.onLine,
     });
-    expect(result).toEqual({ exitCode: 0, signal: null, timedOut: false, aborted: false });
+    expect(result).toMatchObject({ exitCode: 0, signal: null, timedOut: false, aborted: false });
+    // Its sandbox's control group, where there is one, is gone once the command is.
+    if (sandbox.cgroups.version) expect(result.group).toMatchObject({ oomKills: 0, removed: true });
     expect(out.lines.filter((l) => l.stream === 'stdout').map((l) => l.line)).toEqual([
       'one',
       'two',
