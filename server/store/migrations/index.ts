@@ -21,6 +21,7 @@ import { rateLimitGranted } from './017_rate_limit_granted.ts';
 import { buildSpec } from './018_build_spec.ts';
 import { usedOidcTokens } from './019_used_oidc_tokens.ts';
 import { githubEventDigests } from './020_github_event_digests.ts';
+import { uploadBytes } from './021_upload_bytes.ts';
 
 /** Every migration in order; names sort as they run. Data migrations that encrypt use `cipher`. */
 export function allMigrations(d: DialectHelpers, cipher: Cipher): Record<string, Migration> {
@@ -45,5 +46,6 @@ export function allMigrations(d: DialectHelpers, cipher: Cipher): Record<string,
     '018_build_spec': buildSpec,
     '019_used_oidc_tokens': usedOidcTokens,
     '020_github_event_digests': githubEventDigests,
+    '021_upload_bytes': uploadBytes,
   };
 }
