@@ -74,6 +74,8 @@ export interface BuildCacheStore {
   ): Promise<SaveResult>;
   /** Forgets a cache that could not be restored. */
   discard(projectId: string, lane: string): Promise<void>;
+  /** The bytes of the caches of these projects together (an organization's, against its quota). */
+  usage(projectIds: readonly string[]): Promise<number>;
 }
 
 const laneId = (lane: string) => createHash('sha256').update(lane).digest('hex').slice(0, 24);
@@ -159,16 +161,21 @@ export function createBuildCacheStore(dir: string, opts: { maxBytesPerProject: n
     return evicted;
   }
 
+  /** The caches of these projects, oldest first. */
+  async function describedAll(projectIds: readonly string[]): Promise<(Meta & { base: string })[]> {
+    const entries: (Meta & { base: string })[] = [];
+    for (const id of new Set(projectIds)) {
+      if (/^prj_[a-z0-9]+$/.test(id)) entries.push(...(await described(id)));
+    }
+    return entries.sort((a, b) => (a.savedAt < b.savedAt ? -1 : a.savedAt > b.savedAt ? 1 : 0));
+  }
+
   /**
    * Oldest first, across the organization's projects, until their caches fit its quota; `keep`
    * (the cache just saved) never goes. Returns how many went.
    */
   async function evictForOrganization(quota: OrganizationCacheQuota, keep: string): Promise<number> {
-    const entries: (Meta & { base: string })[] = [];
-    for (const id of new Set(quota.projectIds)) {
-      if (/^prj_[a-z0-9]+$/.test(id)) entries.push(...(await described(id)));
-    }
-    entries.sort((a, b) => (a.savedAt < b.savedAt ? -1 : a.savedAt > b.savedAt ? 1 : 0));
+    const entries = await describedAll(quota.projectIds);
     let total = entries.reduce((n, e) => n + e.bytes, 0);
     let evicted = 0;
     for (const oldest of entries) {
@@ -237,6 +244,10 @@ export function createBuildCacheStore(dir: string, opts: { maxBytesPerProject: n
 
     async discard(projectId, lane) {
       await remove(paths(projectId, lane).tree);
+    },
+
+    async usage(projectIds) {
+      return (await describedAll(projectIds)).reduce((n, e) => n + e.bytes, 0);
     },
   };
 }

@@ -196,6 +196,10 @@ fs.writeFileSync('dist/index.html', 'cache held ' + seen);
       );
       expect(caches(a.id)).toEqual([]);
       expect(caches(b.id)).toHaveLength(1);
+      expect((await ownerApi.organizations.usage(owner.orgId)).buildCaches).toEqual({
+        usedBytes: caches(b.id)[0]!.bytes,
+        limitBytes: plans.enterprise.cacheBytes,
+      });
       // A cache larger than the whole quota is not saved, and the build goes live all the same.
       plans.enterprise.cacheBytes = Math.max(1, Math.floor(saved!.bytes / 2));
       const third = await deployAs(a.id);

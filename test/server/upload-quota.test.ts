@@ -106,6 +106,15 @@ describe('storage quota of uploads, per organization and plan', () => {
     const fits = [0, 1, 2, 3].map((i) => blob(`fits-${i}`, 256 * KiB));
     for (const f of fits) expect((await put(mallory, malloryProject, f)).status).toBe(201);
     expect(await usage(mallory.orgId)).toBe(1024 * KiB);
+    // Members see it, and the quota, through the API; other organizations do not.
+    expect(await s.client(mallory.token).organizations.usage(mallory.orgId)).toEqual({
+      plan: 'free',
+      storage: { usedBytes: 1024 * KiB, limitBytes: 1024 * KiB },
+      buildCaches: { usedBytes: 0, limitBytes: 2 * 1024 * 1024 * KiB },
+    });
+    await expect(s.client(bob.token).organizations.usage(mallory.orgId)).rejects.toMatchObject({
+      status: 404,
+    });
     // A file the organization keeps already costs nothing more.
     expect((await put(mallory, malloryProject, fits[0]!)).status).toBe(200);
     const before = await storedNames(dir);
