@@ -4,6 +4,7 @@ import {
   type InviteMemberBody,
   Member,
   Organization,
+  OrganizationUsage,
   type UpdateMemberBody,
   type UpdateOrganizationBody,
 } from '../schemas/organizations.ts';
@@ -23,6 +24,8 @@ export function organizationsApi(c: Caller) {
     create: (body: z.input<typeof CreateOrganizationBody>, o?: CallOptions) =>
       c.data(Organization, 'POST', '/v1/organizations', { ...o, body }),
     get: (orgId: string, o?: CallOptions) => c.data(Organization, 'GET', org(orgId), o),
+    /** What it keeps against its plan's quotas: stored uploads and build caches (extension). */
+    usage: (orgId: string, o?: CallOptions) => c.data(OrganizationUsage, 'GET', `${org(orgId)}/usage`, o),
     /** Changes name, displayName or plan (admin and up). */
     update: (orgId: string, body: z.input<typeof UpdateOrganizationBody>, o?: CallOptions) =>
       c.data(Organization, 'PATCH', org(orgId), { ...o, body }),

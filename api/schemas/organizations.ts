@@ -29,6 +29,26 @@ export const Organization = z.object({
 });
 export type Organization = z.infer<typeof Organization>;
 
+/** Bytes an organization keeps of one resource its plan bounds, and the bound. */
+export const QuotaUsage = z.object({
+  /** Bytes kept now. */
+  usedBytes: z.number().int(),
+  /** The plan's quota in bytes. */
+  limitBytes: z.number().int(),
+});
+export type QuotaUsage = z.infer<typeof QuotaUsage>;
+
+/** `GET /v1/organizations/<id>/usage` (extension): what the organization keeps against its plan's quotas. */
+export const OrganizationUsage = z.object({
+  /** The plan whose quotas apply. */
+  plan: Plan,
+  /** Uploaded files kept (each distinct file the organization uploaded, until it expires); past it, uploads answer 413 QUOTA_EXCEEDED. */
+  storage: QuotaUsage,
+  /** Build caches of all its projects together; past it, saving a cache evicts the oldest. */
+  buildCaches: QuotaUsage,
+});
+export type OrganizationUsage = z.infer<typeof OrganizationUsage>;
+
 const DisplayName = z.string().trim().min(1, 'must not be empty').max(100, 'must be at most 100 characters');
 
 export const CreateOrganizationBody = z.strictObject({

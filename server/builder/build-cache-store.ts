@@ -30,7 +30,21 @@ export interface CacheEntry {
   key: string;
 }
 
-export type SaveResult = { saved: true; bytes: number; evicted: number } | { saved: false; bytes: number };
+/**
+ * `evicted`: the project's older caches removed for its own cap; `quotaEvicted` (with an
+ * organization quota): caches of any of the organization's projects removed for its quota.
+ * Not saved: over the project's cap, or (`over: 'organization'`) over the organization's quota alone.
+ */
+export type SaveResult =
+  | { saved: true; bytes: number; evicted: number; quotaEvicted?: number }
+  | { saved: false; bytes: number; over?: 'organization' };
+
+/** The caches of every project of an organization together stay within `maxBytes` (its plan's `caches`). */
+export interface OrganizationCacheQuota {
+  /** Every project of the organization, deleted ones too (their caches still take disk). */
+  projectIds: readonly string[];
+  maxBytes: number;
+}
 
 /**
  * Build caches on disk, one folder per project and lane: `<dir>/<projectId>/<lane id>/` with
@@ -47,7 +61,8 @@ export interface BuildCacheStore {
   /**
    * Fills a new folder with `fill` and, when it holds at most `maxBytes`, makes it the cache of
    * this project and lane (the previous one goes), then evicts the project's oldest caches
-   * beyond the cap.
+   * beyond the cap. With `organization`, then evicts the organization's oldest caches, of any of
+   * its projects (never the one just saved), until all of them fit its quota.
    */
   save(
     projectId: string,
@@ -55,9 +70,12 @@ export interface BuildCacheStore {
     key: string,
     maxBytes: number,
     fill: (dir: string) => Promise<TreeCounts>,
+    organization?: OrganizationCacheQuota,
   ): Promise<SaveResult>;
   /** Forgets a cache that could not be restored. */
   discard(projectId: string, lane: string): Promise<void>;
+  /** The bytes of the caches of these projects together (an organization's, against its quota). */
+  usage(projectIds: readonly string[]): Promise<number>;
 }
 
 const laneId = (lane: string) => createHash('sha256').update(lane).digest('hex').slice(0, 24);
@@ -143,6 +161,33 @@ export function createBuildCacheStore(dir: string, opts: { maxBytesPerProject: n
     return evicted;
   }
 
+  /** The caches of these projects, oldest first. */
+  async function describedAll(projectIds: readonly string[]): Promise<(Meta & { base: string })[]> {
+    const entries: (Meta & { base: string })[] = [];
+    for (const id of new Set(projectIds)) {
+      if (/^prj_[a-z0-9]+$/.test(id)) entries.push(...(await described(id)));
+    }
+    return entries.sort((a, b) => (a.savedAt < b.savedAt ? -1 : a.savedAt > b.savedAt ? 1 : 0));
+  }
+
+  /**
+   * Oldest first, across the organization's projects, until their caches fit its quota; `keep`
+   * (the cache just saved) never goes. Returns how many went.
+   */
+  async function evictForOrganization(quota: OrganizationCacheQuota, keep: string): Promise<number> {
+    const entries = await describedAll(quota.projectIds);
+    let total = entries.reduce((n, e) => n + e.bytes, 0);
+    let evicted = 0;
+    for (const oldest of entries) {
+      if (total <= quota.maxBytes) break;
+      if (oldest.base === keep) continue;
+      await remove(oldest.base);
+      total -= oldest.bytes;
+      evicted++;
+    }
+    return evicted;
+  }
+
   return {
     async find(projectId, sources, key) {
       const found: CacheEntry[] = [];
@@ -168,7 +213,7 @@ export function createBuildCacheStore(dir: string, opts: { maxBytesPerProject: n
       return found.find((e) => e.key === key) ?? found[0] ?? null;
     },
 
-    async save(projectId, lane, key, maxBytes, fill) {
+    async save(projectId, lane, key, maxBytes, fill, organization) {
       const p = paths(projectId, lane);
       await mkdir(projectDir(projectId), { recursive: true });
       const temp = scratch(p.tree, 'tmp');
@@ -177,12 +222,21 @@ export function createBuildCacheStore(dir: string, opts: { maxBytesPerProject: n
         const trees = await fill(temp);
         const { bytes } = totalOf(trees);
         if (bytes > maxBytes) return { saved: false, bytes };
+        if (organization && bytes > organization.maxBytes)
+          return { saved: false, bytes, over: 'organization' };
         await remove(p.tree);
         await rename(temp, p.tree);
         const meta: Meta = { lane, key, trees, bytes, savedAt: new Date().toISOString() };
         await writeFile(`${p.meta}.tmp`, JSON.stringify(meta));
         await rename(`${p.meta}.tmp`, p.meta);
-        return { saved: true, bytes, evicted: await evict(projectId) };
+        const evicted = await evict(projectId);
+        if (!organization) return { saved: true, bytes, evicted };
+        return {
+          saved: true,
+          bytes,
+          evicted,
+          quotaEvicted: await evictForOrganization(organization, p.tree),
+        };
       } finally {
         await rm(temp, { recursive: true, force: true });
       }
@@ -190,6 +244,10 @@ export function createBuildCacheStore(dir: string, opts: { maxBytesPerProject: n
 
     async discard(projectId, lane) {
       await remove(paths(projectId, lane).tree);
+    },
+
+    async usage(projectIds) {
+      return (await describedAll(projectIds)).reduce((n, e) => n + e.bytes, 0);
     },
   };
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { lstat, readFile, rm } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import type { BuildCacheStore, CacheEntry } from './build-cache-store.ts';
+import type { BuildCacheStore, CacheEntry, OrganizationCacheQuota } from './build-cache-store.ts';
 import { type CacheLanes, describeLane } from './cache-lanes.ts';
 import { describeBytes } from './format.ts';
 import { keepTrees, restoreTrees, totalOf } from './link-tree.ts';
@@ -14,6 +14,8 @@ export interface BuildCacheOptions {
   lanes: CacheLanes;
   /** Larger caches are not saved (SLIPWAY_BUILD_CACHE_SIZE). */
   maxBytes: number;
+  /** The organization's quota for the caches of all its projects (its plan's `caches`). */
+  organization?: OrganizationCacheQuota & { plan: string };
 }
 
 /** A cache's paths, relative to the workspace, by what they are for. */
@@ -150,27 +152,42 @@ export async function saveCache(
   const carried = hit ? at.paths.downloads : [];
   const present = (await inWorkspace(fromWorkspace)).flatMap((yes, i) => (yes ? [fromWorkspace[i]!] : []));
   try {
-    const result = await c.store.save(c.projectId, c.lanes.save, key, c.maxBytes, async (dir) => {
-      const own = await keepTrees(at.workspace, unnested(present), dir);
-      const entry = at.restored.entry;
-      if (!entry || carried.length === 0) return own;
-      const there = (await Promise.all(carried.map((p) => exists(join(entry.dir, p))))).flatMap((yes, i) =>
-        yes ? [carried[i]!] : [],
-      );
-      return { ...own, ...(await keepTrees(entry.dir, there, dir)) };
-    });
+    const org = c.organization;
+    const result = await c.store.save(
+      c.projectId,
+      c.lanes.save,
+      key,
+      c.maxBytes,
+      async (dir) => {
+        const own = await keepTrees(at.workspace, unnested(present), dir);
+        const entry = at.restored.entry;
+        if (!entry || carried.length === 0) return own;
+        const there = (await Promise.all(carried.map((p) => exists(join(entry.dir, p))))).flatMap((yes, i) =>
+          yes ? [carried[i]!] : [],
+        );
+        return { ...own, ...(await keepTrees(entry.dir, there, dir)) };
+      },
+      org,
+    );
+    const quota = org
+      ? `the organization's build caches quota of ${describeBytes(org.maxBytes)} (${org.plan} plan)`
+      : '';
     if (!result.saved) {
       info(
-        `Build cache: not saved, ${describeBytes(result.bytes)} is over the limit of ${describeBytes(c.maxBytes)} (SLIPWAY_BUILD_CACHE_SIZE)`,
+        result.over === 'organization'
+          ? `Build cache: not saved, ${describeBytes(result.bytes)} is over ${quota} on its own`
+          : `Build cache: not saved, ${describeBytes(result.bytes)} is over the limit of ${describeBytes(c.maxBytes)} (SLIPWAY_BUILD_CACHE_SIZE)`,
       );
       return;
     }
-    info(
-      `Build cache: saved ${describeBytes(result.bytes)}` +
-        (result.evicted
-          ? ` (${result.evicted} older cache${result.evicted === 1 ? '' : 's'} of the project evicted)`
-          : ''),
-    );
+    const plural = (n: number) => `${n} older cache${n === 1 ? '' : 's'}`;
+    const notes = [
+      ...(result.evicted ? [`${plural(result.evicted)} of the project evicted`] : []),
+      ...(result.quotaEvicted
+        ? [`${plural(result.quotaEvicted)} of the organization evicted for ${quota}`]
+        : []),
+    ];
+    info(`Build cache: saved ${describeBytes(result.bytes)}${notes.length ? ` (${notes.join('; ')})` : ''}`);
   } catch (err) {
     info(`Build cache: not saved (${(err as Error).message})`);
   }

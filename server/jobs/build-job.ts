@@ -154,6 +154,28 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
     throw new BuildError(message);
   }
 
+  /**
+   * The quota of the caches of all the organization's projects together (its plan's `caches`):
+   * saving a cache evicts the organization's oldest past it (builder/build-cache-store.ts).
+   */
+  async function organizationCaches(organizationId: string) {
+    const org = await deps.db
+      .selectFrom('organizations')
+      .select('plan')
+      .where('id', '=', organizationId)
+      .executeTakeFirstOrThrow();
+    const projects = await deps.db
+      .selectFrom('projects')
+      .select('id')
+      .where('organization_id', '=', organizationId)
+      .execute();
+    return {
+      plan: org.plan,
+      maxBytes: deps.config.plans[org.plan].cacheBytes,
+      projectIds: projects.map((p) => p.id),
+    };
+  }
+
   async function run(deployment: DeploymentRow, logs: LogBuffer, signal: AbortSignal) {
     const id = deployment.id;
     const project = await deps.db
@@ -291,6 +313,7 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
                 projectId: project.id,
                 lanes: spec.cache,
                 maxBytes: deps.config.buildCache.maxBytesPerProject,
+                organization: await organizationCaches(project.organization_id),
               }
             : 'off',
           env: env.vars,

@@ -6,6 +6,7 @@ import {
   MemberParams,
   Organization,
   OrganizationParams,
+  OrganizationUsage,
   UpdateMemberBody,
   UpdateOrganizationBody,
 } from '../../api/schemas/organizations.ts';
@@ -13,6 +14,7 @@ import { route } from '../http/route.ts';
 import { pageMeta } from '../services/pagination.ts';
 import { createOrganization } from '../services/organizations/create-organization.ts';
 import { getOrganization } from '../services/organizations/get-organization.ts';
+import { getUsage } from '../services/organizations/get-usage.ts';
 import { inviteMember } from '../services/organizations/invite-member.ts';
 import { listMembers } from '../services/organizations/list-members.ts';
 import { listOrganizations } from '../services/organizations/list-organizations.ts';
@@ -57,6 +59,19 @@ export const organizationRoutes = [
     handler: async ({ deps, actor, params }) => ({
       kind: 'data',
       data: await getOrganization(deps, actor, params.orgId),
+    }),
+  }),
+  route({
+    method: 'GET',
+    url: '/v1/organizations/:orgId/usage',
+    tag: 'organizations',
+    summary:
+      "What the organization keeps against its plan's quotas: stored uploads and build caches (extension)",
+    params: OrganizationParams,
+    response: OrganizationUsage,
+    handler: async ({ deps, actor, params }) => ({
+      kind: 'data',
+      data: await getUsage(deps, actor, params.orgId),
     }),
   }),
   route({

@@ -29,12 +29,12 @@ export const uploadRoutes = [
     scoped: 'write',
     tag: 'uploads',
     summary:
-      "Upload a file's bytes, named by their SHA-256 (extension); 201 when new, 200 when already there",
+      "Upload a file's bytes, named by their SHA-256 (extension); 201 when new, 200 when already there, 413 QUOTA_EXCEEDED past the plan's storage",
     params: FileParams,
     rawBody: true,
     response: UploadedFile,
     successStatus: 201,
-    handler: async ({ deps, actor, params, body }) => {
+    handler: async ({ deps, actor, params, body, req }) => {
       if (!(body instanceof Readable)) {
         throw ApiError.validation([
           {
@@ -43,7 +43,16 @@ export const uploadRoutes = [
           },
         ]);
       }
-      const { file, created } = await uploadFile(deps, actor, params.projectId, params.sha256, body);
+      const length = req.headers['content-length'];
+      const declared = length && /^\d+$/.test(length) ? Number(length) : null;
+      const { file, created } = await uploadFile(
+        deps,
+        actor,
+        params.projectId,
+        params.sha256,
+        body,
+        declared,
+      );
       return { kind: 'data', data: file, status: created ? 201 : 200 };
     },
   }),

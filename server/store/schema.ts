@@ -42,6 +42,11 @@ export interface OrganizationsTable {
   personal_user_id: string | null;
   created_at: string;
   updated_at: string;
+  /**
+   * Sum of the sizes of its rows in `uploaded_files`, kept with them in one transaction
+   * (services/uploads/upload-quota.ts). A string on PostgreSQL (bigint): read it with Number().
+   */
+  upload_bytes: Generated<number | string>;
 }
 
 export interface MembershipsTable {

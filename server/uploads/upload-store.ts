@@ -27,7 +27,19 @@ export interface UploadStore {
    * reader never sees half a file. Returns the size.
    */
   put(sha256: string, body: Readable, maxBytes: number): Promise<number>;
+  /**
+   * Like put, but the checked bytes wait aside until `keep()` puts them in place (`drop()` removes
+   * them): the caller records them first, and a refused upload never shows in the store.
+   */
+  receive(sha256: string, body: Readable, maxBytes: number): Promise<Received>;
   remove(sha256: string): Promise<void>;
+}
+
+/** Bytes received and checked, not yet in the store. */
+export interface Received {
+  size: number;
+  keep(): Promise<void>;
+  drop(): Promise<void>;
 }
 
 /**
@@ -36,6 +48,46 @@ export interface UploadStore {
  */
 export function createUploadStore(root: string): UploadStore {
   const path = (sha256: string) => join(root, sha256.slice(0, 2), sha256);
+  const receive = async (sha256: string, body: Readable, maxBytes: number): Promise<Received> => {
+    const dir = join(root, sha256.slice(0, 2));
+    await mkdir(dir, { recursive: true });
+    const tmp = join(dir, `.${sha256}.${randomBytes(6).toString('hex')}.tmp`);
+    const hash = createHash('sha256');
+    let size = 0;
+    const count = new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        size += chunk.length;
+        if (size > maxBytes) {
+          done(new UploadRefused('size', `is larger than the limit of ${maxBytes} bytes for one file`));
+          return;
+        }
+        hash.update(chunk);
+        done(null, chunk);
+      },
+    });
+    try {
+      await pipeline(body, count, createWriteStream(tmp, { mode: 0o644 }));
+      const actual = hash.digest('hex');
+      if (actual !== sha256) {
+        throw new UploadRefused('hash', `does not match the bytes sent, which hash to ${actual}`);
+      }
+    } catch (err) {
+      await rm(tmp, { force: true });
+      throw err;
+    }
+    return {
+      size,
+      keep: async () => {
+        try {
+          await rename(tmp, path(sha256));
+        } catch (err) {
+          await rm(tmp, { force: true });
+          throw err;
+        }
+      },
+      drop: () => rm(tmp, { force: true }),
+    };
+  };
   return {
     path,
     async size(sha256) {
@@ -43,35 +95,11 @@ export function createUploadStore(root: string): UploadStore {
       return s?.isFile() ? s.size : null;
     },
     async put(sha256, body, maxBytes) {
-      const dir = join(root, sha256.slice(0, 2));
-      await mkdir(dir, { recursive: true });
-      const tmp = join(dir, `.${sha256}.${randomBytes(6).toString('hex')}.tmp`);
-      const hash = createHash('sha256');
-      let size = 0;
-      const count = new Transform({
-        transform(chunk: Buffer, _enc, done) {
-          size += chunk.length;
-          if (size > maxBytes) {
-            done(new UploadRefused('size', `is larger than the limit of ${maxBytes} bytes for one file`));
-            return;
-          }
-          hash.update(chunk);
-          done(null, chunk);
-        },
-      });
-      try {
-        await pipeline(body, count, createWriteStream(tmp, { mode: 0o644 }));
-        const actual = hash.digest('hex');
-        if (actual !== sha256) {
-          throw new UploadRefused('hash', `does not match the bytes sent, which hash to ${actual}`);
-        }
-        await rename(tmp, path(sha256));
-        return size;
-      } catch (err) {
-        await rm(tmp, { force: true });
-        throw err;
-      }
+      const received = await receive(sha256, body, maxBytes);
+      await received.keep();
+      return received.size;
     },
+    receive,
     async remove(sha256) {
       await rm(path(sha256), { force: true });
     },

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Deployment } from '../../api/schemas/deployments.ts';
@@ -150,6 +150,67 @@ fs.writeFileSync('dist/index.html', 'cache held ' + seen);
       expect(await (await s.fetchFromEdge(again.d.url)).text()).toBe('cache held preview-7c21');
     } finally {
       leaky.remove();
+    }
+  });
+  it('keeps an organization’s caches within its plan’s quota: saving one for a project evicts the organization’s oldest, of another project', async () => {
+    const owner = await s.user();
+    const ownerApi = s.client(owner.token);
+    const make = (name: string) =>
+      ownerApi.projects.create({ name, repositoryUrl: repo.url, organizationId: owner.orgId });
+    const [a, b] = [await make('quota-a'), await make('quota-b')];
+    const cacheDir = s.running.deps.config.buildCache.dir;
+    const caches = (projectId: string) =>
+      readdirSync(join(cacheDir, projectId))
+        .filter((n) => n.endsWith('.json'))
+        .map((n) => JSON.parse(readFileSync(join(cacheDir, projectId, n), 'utf8')) as { bytes: number });
+    const deployAs = async (projectId: string) => {
+      const created = await ownerApi.deployments.create(projectId, {});
+      const d = await waitFor(
+        `deployment ${created.id}`,
+        async () => {
+          const got = await ownerApi.deployments.get(created.id);
+          return got.status === 'live' || got.status === 'failed' ? got : null;
+        },
+        90_000,
+      );
+      const logs = await waitFor(`the build cache line of ${created.id}`, async () => {
+        const { logs } = await ownerApi.deployments.logs(created.id, { tail: 1000 });
+        return /Build cache: (saved|not saved)/.test(logs) ? logs : null;
+      });
+      return { d, logs };
+    };
+    // The stack's users are on the enterprise plan (clear of the free plan's request rate).
+    const plans = s.running.deps.config.plans;
+    const before = plans.enterprise.cacheBytes;
+    try {
+      const first = await deployAs(a.id);
+      expect(first.d.status).toBe('live');
+      const [saved] = caches(a.id);
+      expect(saved!.bytes).toBeGreaterThan(0);
+      // Room for one project's cache, not two.
+      plans.enterprise.cacheBytes = Math.floor(saved!.bytes * 1.5);
+      const second = await deployAs(b.id);
+      expect(second.d.status).toBe('live');
+      expect(second.logs).toMatch(
+        /Build cache: saved .* \(1 older cache of the organization evicted for the organization's build caches quota of .* \(enterprise plan\)\)/,
+      );
+      expect(caches(a.id)).toEqual([]);
+      expect(caches(b.id)).toHaveLength(1);
+      expect((await ownerApi.organizations.usage(owner.orgId)).buildCaches).toEqual({
+        usedBytes: caches(b.id)[0]!.bytes,
+        limitBytes: plans.enterprise.cacheBytes,
+      });
+      // A cache larger than the whole quota is not saved, and the build goes live all the same.
+      plans.enterprise.cacheBytes = Math.max(1, Math.floor(saved!.bytes / 2));
+      const third = await deployAs(a.id);
+      expect(third.d.status).toBe('live');
+      expect(third.logs).toContain('Build cache: miss');
+      expect(third.logs).toMatch(
+        /Build cache: not saved, .* is over the organization's build caches quota of .* \(enterprise plan\) on its own/,
+      );
+      expect(caches(a.id)).toEqual([]);
+    } finally {
+      plans.enterprise.cacheBytes = before;
     }
   });
 });

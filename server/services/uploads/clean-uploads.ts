@@ -1,14 +1,15 @@
 import type { Deps } from '../deps.ts';
 import { createUploadStore } from '../../uploads/upload-store.ts';
 import { decodeBuildSpec } from '../../builder/build-spec.ts';
+import { releaseUpload } from './upload-quota.ts';
 
 /** Rows looked at per run: the monitoring run comes again a minute later. */
 const BATCH = 1000;
 
 /**
  * Forgets uploads no organization has used for `SLIPWAY_UPLOAD_TTL` (24 h by default), except
- * files a queued or building deployment still lists, and removes the bytes once no organization
- * has them. Deployments already built do not need them: their artifacts hold their own copies.
+ * files a queued or building deployment still lists, gives their bytes back to the organization's
+ * storage quota, and removes the bytes once no organization has them. Deployments already built do not need them: their artifacts hold their own copies.
  */
 export async function cleanUploads(deps: Pick<Deps, 'db' | 'clock' | 'config'>): Promise<number> {
   const cutoff = new Date(deps.clock.now().getTime() - deps.config.uploads.ttlMs).toISOString();
@@ -36,13 +37,8 @@ export async function cleanUploads(deps: Pick<Deps, 'db' | 'clock' | 'config'>):
   let removed = 0;
   for (const row of stale) {
     if (needed.has(row.sha256)) continue;
-    const res = await deps.db
-      .deleteFrom('uploaded_files')
-      .where('organization_id', '=', row.organization_id)
-      .where('sha256', '=', row.sha256)
-      .where('last_used_at', '<=', cutoff)
-      .executeTakeFirst();
-    if (Number(res.numDeletedRows) === 0) continue;
+    // The row and the bytes charged for it go together (upload-quota.ts).
+    if (!(await releaseUpload(deps, row.organization_id, row.sha256, cutoff))) continue;
     removed++;
     const others = await deps.db
       .selectFrom('uploaded_files')

@@ -4,23 +4,24 @@ import type { MissingFiles, UploadedFile } from '../../../api/schemas/uploads.ts
 import { createUploadStore, UploadRefused } from '../../uploads/upload-store.ts';
 import { requireProject } from '../access.ts';
 import type { Actor, Deps } from '../deps.ts';
+import { chargeUpload, checkRoom, type UploadPayer } from './upload-quota.ts';
 
-/**
- * Notes that the organization has `sha256` (its size known), so "missing" stops listing it and
- * its deployments may use it. Touching it again keeps it from the clean-up.
- */
-async function recordUpload(deps: Deps, organizationId: string, sha256: string, size: number): Promise<void> {
-  const now = deps.clock.now().toISOString();
+/** Touches an upload the organization keeps already, so the clean-up keeps it. */
+async function touchUpload(deps: Deps, organizationId: string, sha256: string): Promise<void> {
   await deps.db
-    .insertInto('uploaded_files')
-    .values({ organization_id: organizationId, sha256, size, last_used_at: now })
-    .onConflict((oc) => oc.columns(['organization_id', 'sha256']).doUpdateSet({ last_used_at: now }))
+    .updateTable('uploaded_files')
+    .set({ last_used_at: deps.clock.now().toISOString() })
+    .where('organization_id', '=', organizationId)
+    .where('sha256', '=', sha256)
     .execute();
 }
 
 /**
  * Stores one file the caller sends for a project's deployments (developer and up), by its
  * SHA-256; the bytes must hash to it. A file the organization already has is not read again.
+ * A new file is charged to the organization's storage quota (its plan's `storage`): one that
+ * does not fit is refused with QUOTA_EXCEEDED and nothing of it is kept. `declaredBytes` (the
+ * request's Content-Length) lets a file that cannot fit be refused before its bytes are read.
  */
 export async function uploadFile(
   deps: Deps,
@@ -28,33 +29,53 @@ export async function uploadFile(
   projectId: string,
   sha256: string,
   body: Readable,
+  declaredBytes: number | null = null,
 ): Promise<{ file: UploadedFile; created: boolean }> {
   const { project } = await requireProject(deps, actor, projectId, 'developer');
   const store = createUploadStore(deps.config.uploads.dir);
+  const org = await deps.db
+    .selectFrom('organizations')
+    .select(['id', 'name', 'plan'])
+    .where('id', '=', project.organization_id)
+    .executeTakeFirstOrThrow();
+  const payer: UploadPayer = { id: org.id, name: org.name, plan: org.plan };
   const known = await deps.db
     .selectFrom('uploaded_files')
     .select('size')
-    .where('organization_id', '=', project.organization_id)
+    .where('organization_id', '=', payer.id)
     .where('sha256', '=', sha256)
     .executeTakeFirst();
   const onDisk = known ? await store.size(sha256) : null;
   if (known && onDisk !== null) {
     body.resume();
-    await recordUpload(deps, project.organization_id, sha256, onDisk);
+    await touchUpload(deps, payer.id, sha256);
     return { file: { sha256, size: onDisk }, created: false };
   }
-  let size: number;
-  try {
-    size = await store.put(sha256, body, deps.config.uploads.maxBytes);
-  } catch (err) {
+  const refuse = (err: unknown): never => {
+    body.resume();
     if (err instanceof UploadRefused) {
-      body.resume();
       throw ApiError.validation([{ path: err.reason === 'hash' ? 'sha256' : 'body', message: err.message }]);
     }
     throw err;
+  };
+  // Kept, but its bytes went missing: it is charged already, only the bytes come back.
+  if (known) {
+    const size = await store.put(sha256, body, deps.config.uploads.maxBytes).catch(refuse);
+    await touchUpload(deps, payer.id, sha256);
+    return { file: { sha256, size }, created: true };
   }
-  await recordUpload(deps, project.organization_id, sha256, size);
-  return { file: { sha256, size }, created: true };
+  await checkRoom(deps, payer, declaredBytes).catch(refuse);
+  const received = await store.receive(sha256, body, deps.config.uploads.maxBytes).catch(refuse);
+  let charged: boolean;
+  try {
+    charged = await chargeUpload(deps, payer, sha256, received.size);
+  } catch (err) {
+    await received.drop();
+    throw err;
+  }
+  // Recorded first, then in place: a refused upload is never seen in the store.
+  await received.keep();
+  return { file: { sha256, size: received.size }, created: charged };
 }
 
 /**

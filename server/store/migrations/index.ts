@@ -22,6 +22,7 @@ import { buildSpec } from './018_build_spec.ts';
 import { usedOidcTokens } from './019_used_oidc_tokens.ts';
 import { githubEventDigests } from './020_github_event_digests.ts';
 import { fairJobs } from './021_fair_jobs.ts';
+import { uploadBytes } from './022_upload_bytes.ts';
 
 /** Every migration in order; names sort as they run. Data migrations that encrypt use `cipher`. */
 export function allMigrations(d: DialectHelpers, cipher: Cipher): Record<string, Migration> {
@@ -47,5 +48,6 @@ export function allMigrations(d: DialectHelpers, cipher: Cipher): Record<string,
     '019_used_oidc_tokens': usedOidcTokens,
     '020_github_event_digests': githubEventDigests,
     '021_fair_jobs': fairJobs,
+    '022_upload_bytes': uploadBytes,
   };
 }

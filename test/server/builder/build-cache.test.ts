@@ -340,6 +340,60 @@ describe('the build cache store', () => {
   });
 });
 
+describe('the build cache store’s organization quota', () => {
+  it('evicts the organization’s oldest caches, of any of its projects, never the one just saved, and saves none larger than the quota', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'slipway-cache-org-'));
+    try {
+      const store = createBuildCacheStore(dir, { maxBytesPerProject: 10_000 });
+      const fill = (bytes: number) => async (into: string) => {
+        writeFileSync(join(into, 'blob'), Buffer.alloc(bytes, 1));
+        return { blob: { files: 1, bytes } };
+      };
+      const org = { projectIds: ['prj_orga', 'prj_orgb'], maxBytes: 2500 };
+      const lane = (name: string) => [{ lane: name }];
+      const tick = () => new Promise((r) => setTimeout(r, 5));
+      expect(await store.save('prj_orga', 'main', 'k', 10_000, fill(1000), org)).toEqual({
+        saved: true,
+        bytes: 1000,
+        evicted: 0,
+        quotaEvicted: 0,
+      });
+      await tick();
+      // Another organization's caches neither count nor go.
+      await store.save('prj_other', 'main', 'k', 10_000, fill(5000));
+      await tick();
+      await store.save('prj_orgb', 'main', 'k', 10_000, fill(1000), org);
+      await tick();
+      // 3000 bytes over 2500: project a's cache, the oldest, goes, though b is saving.
+      expect(await store.save('prj_orgb', 'feature', 'k', 10_000, fill(1000), org)).toEqual({
+        saved: true,
+        bytes: 1000,
+        evicted: 0,
+        quotaEvicted: 1,
+      });
+      expect(await store.find('prj_orga', lane('main'), 'k')).toBeNull();
+      expect(await store.find('prj_orgb', lane('main'), 'k')).toMatchObject({ bytes: 1000 });
+      expect(await store.find('prj_other', lane('main'), 'k')).toMatchObject({ bytes: 5000 });
+      await tick();
+      // A cache bigger than the others together evicts them all but never itself.
+      expect(await store.save('prj_orga', 'main', 'k', 10_000, fill(2400), org)).toMatchObject({
+        saved: true,
+        quotaEvicted: 2,
+      });
+      expect(await store.find('prj_orga', lane('main'), 'k')).toMatchObject({ bytes: 2400 });
+      // Larger than the quota on its own: not saved, and nothing evicted for it.
+      expect(await store.save('prj_orgb', 'main', 'k', 10_000, fill(2600), org)).toEqual({
+        saved: false,
+        bytes: 2600,
+        over: 'organization',
+      });
+      expect(await store.find('prj_orga', lane('main'), 'k')).toMatchObject({ bytes: 2400 });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('the build cache store’s lanes', () => {
   it('finds the newest cache of a kind, never a lane of another kind, and never restores a cache from before lanes', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'slipway-cache-lanes-'));

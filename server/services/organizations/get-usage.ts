@@ -1,0 +1,30 @@
+import type { OrganizationUsage } from '../../../api/schemas/organizations.ts';
+import { createBuildCacheStore } from '../../builder/build-cache-store.ts';
+import type { Actor, Deps } from '../deps.ts';
+import { uploadUsage } from '../uploads/upload-quota.ts';
+import { requireOrganization } from './find-organization.ts';
+
+/** Any member reads what the organization keeps against its plan's storage and cache quotas. */
+export async function getUsage(deps: Deps, actor: Actor, idOrName: string): Promise<OrganizationUsage> {
+  const { org } = await requireOrganization(deps, actor, idOrName, 'viewer');
+  const { plan } = await deps.db
+    .selectFrom('organizations')
+    .select('plan')
+    .where('id', '=', org.id)
+    .executeTakeFirstOrThrow();
+  const projects = await deps.db
+    .selectFrom('projects')
+    .select('id')
+    .where('organization_id', '=', org.id)
+    .execute();
+  const caches = createBuildCacheStore(deps.config.buildCache.dir, deps.config.buildCache);
+  const limits = deps.config.plans[plan];
+  return {
+    plan,
+    storage: { usedBytes: await uploadUsage(deps, org.id), limitBytes: limits.storageBytes },
+    buildCaches: {
+      usedBytes: await caches.usage(projects.map((p) => p.id)),
+      limitBytes: limits.cacheBytes,
+    },
+  };
+}
