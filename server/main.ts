@@ -29,9 +29,15 @@ export async function main(argv: string[]): Promise<number> {
         return 0;
       }
       case 'migrate': {
+        const config = loadConfig();
+        let applied: string[] = [];
         // Creating the deps migrates the database.
-        await withDeps(loadConfig(), async () => undefined);
-        process.stderr.write('Database is up to date.\n');
+        await withDeps(
+          config,
+          async () => undefined,
+          (names) => (applied = names),
+        );
+        process.stderr.write(`${migrateReport(applied, databaseName(config))}\n`);
         return 0;
       }
       case 'token': {
@@ -55,9 +61,7 @@ export async function main(argv: string[]): Promise<number> {
           const users = await deps.db.selectFrom('users').select('id').limit(1).execute();
           if (users.length === 0) {
             // A token in an empty database is a token for no running service, unless this is the first run.
-            const where = config.databaseUrl
-              ? withoutPassword(config.databaseUrl)
-              : `${config.dataDir}/slipway.db`;
+            const where = databaseName(config);
             process.stderr.write(
               `slipway: note: the database at ${where} had no users: this token works only with a service that uses this same ${config.databaseUrl ? 'DATABASE_URL' : `SLIPWAY_DATA_DIR (${config.dataDir})`}\n`,
             );
@@ -145,9 +149,28 @@ function fail(message: string): number {
   return 2;
 }
 
+/** The database a command works on, for messages: its URL without the password, or the SQLite file. */
+function databaseName(config: Config): string {
+  return config.databaseUrl ? withoutPassword(config.databaseUrl) : `${config.dataDir}/slipway.db`;
+}
+
+/** What `slipway migrate` did, in words: created the schema, applied some, or nothing to do. */
+export function migrateReport(applied: string[], where: string): string {
+  if (applied.length === 0) return `The database ${where} is up to date: no migration to apply.`;
+  const range = applied.length === 1 ? applied[0] : `${applied[0]} to ${applied.at(-1)}`;
+  if (applied[0] === '001_initial') {
+    return `Created Slipway's tables in ${where} (${applied.length} migrations, ${range}). Next: slipway serve`;
+  }
+  return `Applied ${applied.length} migration${applied.length === 1 ? '' : 's'} to ${where} (${range}).`;
+}
+
 /** Runs `fn` with the service's deps (the database migrated), closing the store whatever happens. */
-async function withDeps(config: Config, fn: (deps: Deps) => Promise<void>): Promise<void> {
-  const deps = await createDeps(config, { log: quietLog() });
+async function withDeps(
+  config: Config,
+  fn: (deps: Deps) => Promise<void>,
+  onMigrated?: (names: string[]) => void,
+): Promise<void> {
+  const deps = await createDeps(config, { log: quietLog(), ...(onMigrated ? { onMigrated } : {}) });
   try {
     await fn(deps);
   } finally {

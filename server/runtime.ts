@@ -18,6 +18,8 @@ export interface RuntimeOptions {
   clock?: Clock;
   log?: Logger;
   dns?: Dns;
+  /** Told the migrations this start applied (none when the database was up to date). */
+  onMigrated?: (names: string[]) => void;
 }
 
 /** Opens the database (migrating it), loads the key and wires the shared services. */
@@ -33,7 +35,9 @@ export async function createDeps(config: Config, opts: RuntimeOptions = {}): Pro
     onError: (err, what) => log.warn({ err }, what),
   });
   const cipher = createCipher(loadEncryptionKey(config.encryptionKey, config.dataDir, (m) => log.warn(m)));
-  await store.migrate(cipher);
+  const applied = await store.migrate(cipher);
+  if (applied.length > 0) log.info({ migrations: applied }, 'database migrated');
+  opts.onMigrated?.(applied);
   return {
     store,
     db: store.db,

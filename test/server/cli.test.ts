@@ -5,6 +5,9 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { createCipher } from '../../server/lib/secrets.ts';
+import { dialectHelpers } from '../../server/store/dialect.ts';
+import { allMigrations } from '../../server/store/migrations/index.ts';
 import { createTestApp } from '../helpers/app.ts';
 import { testDialect } from '../helpers/database.ts';
 import { waitFor } from '../helpers/wait-for.ts';
@@ -91,6 +94,23 @@ describe.concurrent(
       } finally {
         await t.close();
       }
+    });
+
+    it('migrate says what it created on a new database, then that there is nothing to do', async () => {
+      const dataDir = tempDir();
+      const first = await slipway(['migrate'], { SLIPWAY_DATA_DIR: dataDir });
+      expect(first.code, first.stderr).toBe(0);
+      const names = Object.keys(allMigrations(dialectHelpers('sqlite'), createCipher(Buffer.alloc(32))));
+      // After the warning that it generated an encryption key into the new data directory.
+      expect(first.stderr.split('\n').at(-2)).toBe(
+        `Created Slipway's tables in ${dataDir}/slipway.db (${names.length} migrations, 001_initial to ` +
+          `${names.at(-1)}). Next: slipway serve`,
+      );
+      const again = await slipway(['migrate'], { SLIPWAY_DATA_DIR: dataDir });
+      expect(again).toMatchObject({
+        code: 0,
+        stderr: `The database ${dataDir}/slipway.db is up to date: no migration to apply.\n`,
+      });
     });
 
     it('token create adds a token to an existing user, beside a running service', async () => {
