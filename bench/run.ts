@@ -10,6 +10,7 @@ import { benchEdgeApp } from './edge-app.ts';
 import { benchEdgeFlood } from './edge-flood.ts';
 import { benchEdgeHosts } from './edge-hosts.ts';
 import { benchMetrics } from './metrics.ts';
+import { benchNeighbours } from './neighbours.ts';
 import { benchNextRebuild, benchNextSsr } from './next.ts';
 import { benchRecording } from './monitoring.ts';
 import { benchMonitoringTick } from './monitoring-tick.ts';
@@ -42,6 +43,7 @@ const suites: Record<string, () => Promise<string>> = {
   data: () => benchData(),
   'next-ssr': () => benchNextSsr(seconds),
   'next-rebuild': () => benchNextRebuild(),
+  neighbours: () => benchNeighbours(seconds),
 };
 
 for (const [name, run] of Object.entries(suites)) {

@@ -483,7 +483,8 @@ const GIT_ENV = {
   GIT_COMMITTER_EMAIL: 'starters@example.com',
 };
 
-function generatorEnv(home: string): NodeJS.ProcessEnv {
+/** The environment generators run with (shared npm cache, no telemetry, no saved preferences). */
+export function generatorEnv(home: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(process.env)) {
     if (!/^npm_/i.test(key) && key !== 'INIT_CWD' && key !== 'NODE_OPTIONS') env[key] = value;

@@ -1,0 +1,95 @@
+import { createClient } from '../api/client/index.ts';
+import { load, ratio, table, type LoadResult } from './lib.ts';
+import { spawnBenchServer } from './spawn-server.ts';
+
+interface Info {
+  apiUrl: string;
+  edgeUrl: string;
+  healthy: { token: string; projectId: string; host: string };
+  hostile: { token: string; projectId: string; attack: string }[];
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/**
+ * `npm run bench neighbours` (issue 36): a healthy tenant's build time and edge p99, alone and then
+ * beside four hostile tenants (free plan) running a process flood, a memory hog, a disk writer and
+ * a log flood at once, in the same run. Goals: build time within 1.2x, edge p99 within 2x.
+ */
+export async function benchNeighbours(seconds: number, builds = 5): Promise<string> {
+  const { info, stop } = await spawnBenchServer<Info>('bench/neighbours-server.ts');
+  try {
+    const api = createClient({ baseUrl: info.apiUrl, token: info.healthy.token });
+    const build = async () => {
+      const t0 = performance.now();
+      const d = await api.deployments.create(info.healthy.projectId, { target: 'preview', branch: 'main' });
+      // One streaming request that ends with the deployment: no polling delay in the figure.
+      const lines = api.deployments.followLogs(d.id);
+      for (;;) if ((await lines.next()).done) break;
+      const end = await api.deployments.get(d.id);
+      if (end.status !== 'live')
+        throw new Error(`healthy build ${d.id} ended ${end.status}: ${end.errorMessage}`);
+      return performance.now() - t0;
+    };
+    const measure = async () => {
+      const times: number[] = [];
+      for (let i = 0; i < builds; i++) times.push(await build());
+      const edge = await load(`${info.edgeUrl}/`, {
+        seconds,
+        connections: 10,
+        headers: { host: info.healthy.host },
+      });
+      return { build: median(times), edge };
+    };
+
+    const alone = await measure();
+
+    const attacks = await Promise.all(
+      info.hostile.map(async (h) => {
+        const c = createClient({ baseUrl: info.apiUrl, token: h.token });
+        const d = await c.deployments.create(h.projectId);
+        return { ...h, c, id: d.id };
+      }),
+    );
+    // Every attack under way before the healthy tenant is measured again.
+    const started = Date.now();
+    for (;;) {
+      const states = await Promise.all(attacks.map(async (a) => (await a.c.deployments.get(a.id)).status));
+      if (states.every((s) => s === 'building')) break;
+      if (Date.now() - started > 120_000)
+        throw new Error(`the attacks did not all start: ${states.join(', ')}`);
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    await new Promise((r) => setTimeout(r, 3000));
+    const beside = await measure();
+    const states = await Promise.all(
+      attacks.map(async (a) => `${a.attack}: ${(await a.c.deployments.get(a.id)).status}`),
+    );
+
+    const edgeRow = (name: string, r: LoadResult) => ({
+      case: name,
+      rps: r.rps,
+      p50_ms: r.p50,
+      p99_ms: r.p99,
+      errors: r.errors + r.non2xx,
+    });
+    const buildRatio = beside.build / alone.build;
+    const p99Ratio = beside.edge.p99 / Math.max(alone.edge.p99, 1);
+    return [
+      `A healthy tenant beside four hostile ones (process flood, memory hog, disk writer, log flood at once; median of ${builds} builds)`,
+      table([
+        { case: 'healthy build, alone (baseline)', median_ms: Math.round(alone.build) },
+        { case: 'healthy build, beside the attacks', median_ms: Math.round(beside.build) },
+      ]),
+      table([
+        edgeRow('healthy site through the edge, alone', alone.edge),
+        edgeRow('... beside the attacks', beside.edge),
+      ]),
+      `Build time: ${ratio(beside.build, alone.build)}% of alone (goal <= 120%) -> ${buildRatio <= 1.2 ? 'met' : 'NOT met'}`,
+      `Edge p99: ${Math.round(p99Ratio * 100) / 100}x alone (goal <= 2x) -> ${p99Ratio <= 2 ? 'met' : 'NOT met'}`,
+      `Attacks while measured: ${states.join('; ')}`,
+    ].join('\n');
+  } finally {
+    await stop();
+  }
+}
