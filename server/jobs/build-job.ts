@@ -297,6 +297,7 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
           maxOutputBytes: deps.config.maxOutputBytes,
           maxOutputFiles: deps.config.maxOutputFiles,
           log: (type, line) => logs.push(type, line),
+          logBudget: logs.budget,
           signal,
           sandbox: opts.sandbox,
           onCheckedOut: async (commit) => {
