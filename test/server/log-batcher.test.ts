@@ -221,4 +221,23 @@ describe('log batcher', () => {
     expect(errors).toHaveLength(1);
     expect(written).toEqual(['line 2', 'line 3']);
   });
+
+  it('writes lines queued past a full batch in statements of maxLines rows, in order', async () => {
+    const t = manualTimers();
+    const store = recordingStore();
+    const b = createLogBatcher({ write: store.write, onError: () => {}, maxLines: 100, timers: t.timers });
+    store.hold();
+    // A producer that does not wait (the end of a flood written at once) while a write is busy.
+    for (let i = 0; i < 1050; i++) b.add(entry(i), 1);
+    store.release();
+    let flushed = false;
+    void b.flush().then(() => (flushed = true));
+    // Statements after the first go on their own turns of the event loop (setImmediate).
+    while (!flushed) {
+      await t.advance(10);
+      await new Promise((r) => setImmediate(r));
+    }
+    expect(store.lines()).toEqual(Array.from({ length: 1050 }, (_, i) => `line ${i}`));
+    expect(Math.max(...store.batches.map((batch) => batch.length))).toBe(100);
+  });
 });
