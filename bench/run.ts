@@ -9,6 +9,7 @@ import { benchEdge } from './edge.ts';
 import { benchEdgeApp } from './edge-app.ts';
 import { benchEdgeFlood } from './edge-flood.ts';
 import { benchEdgeHosts } from './edge-hosts.ts';
+import { benchLogFlood } from './log-flood.ts';
 import { benchMetrics } from './metrics.ts';
 import { benchNextRebuild, benchNextSsr } from './next.ts';
 import { benchRecording } from './monitoring.ts';
@@ -28,6 +29,7 @@ const suites: Record<string, () => Promise<string>> = {
   'edge-app': () => benchEdgeApp(seconds),
   'edge-flood': () => benchEdgeFlood(),
   'edge-hosts': () => benchEdgeHosts(seconds),
+  'log-flood': () => benchLogFlood(seconds),
   webhooks: () => benchWebhooks(),
   action: () => benchAction(),
   bot: () => benchBot(),
