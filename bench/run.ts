@@ -9,6 +9,7 @@ import { benchEdge } from './edge.ts';
 import { benchEdgeApp } from './edge-app.ts';
 import { benchEdgeFlood } from './edge-flood.ts';
 import { benchEdgeHosts } from './edge-hosts.ts';
+import { benchLogFlood } from './log-flood.ts';
 import { benchMetrics } from './metrics.ts';
 import { benchNeighbours } from './neighbours.ts';
 import { benchNextRebuild, benchNextSsr } from './next.ts';
@@ -29,6 +30,7 @@ const suites: Record<string, () => Promise<string>> = {
   'edge-app': () => benchEdgeApp(seconds),
   'edge-flood': () => benchEdgeFlood(),
   'edge-hosts': () => benchEdgeHosts(seconds),
+  'log-flood': () => benchLogFlood(seconds),
   webhooks: () => benchWebhooks(),
   action: () => benchAction(),
   bot: () => benchBot(),

@@ -10,7 +10,7 @@ import { describeDuration, describeElapsed } from './format.ts';
 import type { Sandbox } from '../sandbox/index.ts';
 import { limitHint, memoryLimitHint } from '../sandbox/limit-hints.ts';
 import { createUsageFilter, installHint } from './package-manager-output.ts';
-import { runCommand } from './run-command.ts';
+import { type OutputBudget, runCommand } from './run-command.ts';
 import { readPackageJson } from './package-json.ts';
 import { frameworkOutput } from './outputs/index.ts';
 import { detectStage } from './stages/detect.ts';
@@ -63,6 +63,8 @@ export interface BuildDeploymentOptions {
   maxOutputFiles?: number;
   /** Every log line. The reason for a failure is logged as an `error` line before it is thrown. */
   log: (type: BuildLogType, line: string) => void;
+  /** Bounds and paces the install's and the build's output before it becomes lines (the build log's limit). */
+  logBudget?: OutputBudget;
   /** Aborting kills the running command and fails the build with BuildCancelledError. */
   signal?: AbortSignal;
   /** PATH the commands run with (node, npm, git); default the server's. */
@@ -232,6 +234,7 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
         env,
         timeoutMs: remaining(),
         secrets: opts.secrets,
+        ...(opts.logBudget ? { budget: opts.logBudget } : {}),
         signal,
         sandbox,
         writable: [workspace],

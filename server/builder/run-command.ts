@@ -3,9 +3,27 @@ import type { Readable } from 'node:stream';
 import type { GroupEnd } from '../sandbox/cgroups.ts';
 import type { Sandbox } from '../sandbox/index.ts';
 import { spawnPlanned } from '../sandbox/spawn-planned.ts';
+import { lineCost } from './log-cost.ts';
 import { createMasker } from './mask-secrets.ts';
 
 export type OutputStream = 'stdout' | 'stderr';
+
+/**
+ * How much of a command's output the log takes (the build log's limit, server/jobs/log-buffer.ts).
+ * Past `room`, output is not decoded, split or masked at all: the pipe counts it and keeps its
+ * last bytes, which become lines when the stream ends. A flood costs then a few operations per
+ * 64 KiB read, not per line.
+ */
+export interface OutputBudget {
+  /** Bytes the log still takes line by line; at 0 or below the pipe stops making lines. */
+  room(): number;
+  /** Bytes (in `lineCost`s) of the end of the output the log can still take past `room`. */
+  tailBytes(): number;
+  /** Output dropped unread at the pipe. */
+  leftOut(bytes: number): void;
+  /** A promise while the log holds all it may before writing: the pipe stops reading until then. */
+  ready(): Promise<void> | undefined;
+}
 
 export interface RunCommandOptions {
   /** Program and arguments; no shell is involved unless argv[0] is one. argv[0] is looked up on `env.PATH`. */
@@ -19,6 +37,8 @@ export interface RunCommandOptions {
   secrets?: readonly string[];
   /** Called for every complete line of output (and the last partial one). */
   onLine?: (stream: OutputStream, line: string) => void;
+  /** Bounds what reaches `onLine` and paces it; unset: every line, as fast as it comes. */
+  budget?: OutputBudget;
   /** Aborting kills the process group, as a timeout does. */
   signal?: AbortSignal;
   /** Time between SIGTERM and SIGKILL when killing; default 2 s. */
@@ -45,6 +65,12 @@ export interface CommandResult {
 
 /** A line longer than this is passed on in pieces, so one runaway line cannot exhaust memory. */
 const MAX_LINE = 16 * 1024;
+/**
+ * Past the budget, output is read at most this fast (16 MiB/s): a command printing as fast as it
+ * can then waits on its pipe instead of taking a core from everyone else.
+ */
+const SKIP_BYTES_PER_TICK = 1024 * 1024;
+const SKIP_TICK_MS = 64;
 /** After the main process exits, how long stray holders of its pipes may keep them open. */
 const DRAIN_MS = 2000;
 
@@ -113,27 +139,151 @@ export function runCommand(opts: RunCommandOptions): Promise<CommandResult> {
     };
     opts.signal?.addEventListener('abort', onAbort, { once: true });
 
+    const budget = opts.budget;
+    /**
+     * Raw ends of streams that went past the budget, turned into lines once both have ended:
+     * stderr's last, where the error usually is (what the log takes of stdout's end leaves it less room).
+     */
+    const tails = new Map<OutputStream, (room: number) => { lines: string[]; cost: number }>();
+    /** The ends of the streams that went past the budget, in the room the log has left: half each when both did. */
+    const emitTails = () => {
+      const out = tails.get('stdout');
+      const err = tails.get('stderr');
+      if (!out && !err) return;
+      const room = budget!.tailBytes();
+      const errLines = err?.(out ? Math.floor(room / 2) : room) ?? { lines: [], cost: 0 };
+      const outLines = out?.(room - errLines.cost) ?? { lines: [], cost: 0 };
+      const show = (stream: OutputStream, lines: string[]) => {
+        for (const line of lines) {
+          if (line.length <= MAX_LINE) emit(stream, line.replace(/\r$/, ''));
+          else for (let i = 0; i < line.length; i += MAX_LINE) emit(stream, line.slice(i, i + MAX_LINE));
+        }
+      };
+      show('stdout', outLines.lines);
+      show('stderr', errLines.lines);
+    };
     const pump = (stream: Readable, name: OutputStream) => {
       const decoder = new StringDecoder('utf8');
       let buffer = '';
-      const flushLines = (text: string) => {
-        buffer += text;
-        let nl: number;
-        while ((nl = buffer.indexOf('\n')) !== -1) {
-          emit(name, buffer.slice(0, nl).replace(/\r$/, ''));
-          buffer = buffer.slice(nl + 1);
-        }
-        // A secret straddling this cut would escape masking; acceptable for lines this long.
-        while (buffer.length > MAX_LINE) {
-          emit(name, buffer.slice(0, MAX_LINE));
-          buffer = buffer.slice(MAX_LINE);
+      let ended = false;
+      let waiting = false;
+      /** Past the budget: the last raw chunks, and their bytes. */
+      let skipping = false;
+      let kept: Buffer[] = [];
+      let keptBytes = 0;
+      /** Whether the kept end no longer starts where the stream went past the budget. */
+      let cutFront = false;
+      const keep = (chunk: Buffer) => {
+        kept.push(chunk);
+        keptBytes += chunk.length;
+        const max = budget!.tailBytes();
+        while (kept.length > 1 && keptBytes - kept[0]!.length >= max) {
+          budget!.leftOut(kept[0]!.length);
+          cutFront = true;
+          keptBytes -= kept.shift()!.length;
         }
       };
-      stream.on('data', (chunk: Buffer) => flushLines(decoder.write(chunk)));
-      stream.on('end', () => {
-        flushLines(decoder.end());
+      /** Emits whole lines (and pieces of runaway ones) until the buffer is used or the log asks to wait. */
+      const drain = () => {
+        for (;;) {
+          if (budget && !skipping && budget.room() <= 0) {
+            // What was read but not split yet is the start of the kept end.
+            skipping = true;
+            // (A character split across that read is lost: it would be one in a flood.)
+            const rest = buffer;
+            buffer = '';
+            if (rest) keep(Buffer.from(rest));
+            return;
+          }
+          const nl = buffer.indexOf('\n');
+          let line: string;
+          if (nl !== -1) {
+            line = buffer.slice(0, nl).replace(/\r$/, '');
+            buffer = buffer.slice(nl + 1);
+          } else if (buffer.length > MAX_LINE) {
+            // A secret straddling this cut would escape masking; acceptable for lines this long.
+            line = buffer.slice(0, MAX_LINE);
+            buffer = buffer.slice(MAX_LINE);
+          } else return;
+          emit(name, line);
+          const wait = budget?.ready();
+          if (wait) {
+            waiting = true;
+            stream.pause();
+            void wait.then(() => {
+              waiting = false;
+              drain();
+              if (waiting) return;
+              if (ended) finish();
+              else stream.resume();
+            });
+            return;
+          }
+        }
+      };
+      const finish = () => {
+        if (!skipping) {
+          buffer += decoder.end();
+          drain();
+          if (waiting) return;
+        }
+        if (skipping) return void tails.set(name, tailLines);
         if (buffer.length > 0) emit(name, buffer.replace(/\r$/, ''));
         buffer = '';
+      };
+      /**
+       * The kept end of a stream that went past the budget: its last whole lines within `room`
+       * (in `lineCost`s), and what they cost; the rest is left out.
+       */
+      const tailLines = (room: number) => {
+        const raw = Buffer.concat(kept);
+        kept = [];
+        const lines = raw.toString('utf8').split('\n');
+        // A trailing newline ends the last line rather than starting an empty one.
+        if (lines.at(-1) === '') lines.pop();
+        // The first line may have lost its start (or be the middle of a runaway line): unless the
+        // whole end was kept, it is left out with everything before it.
+        const from = cutFront ? 1 : 0;
+        let first = lines.length;
+        let cost = 0;
+        while (first > from && cost + lineCost(lines[first - 1]!) <= room) cost += lineCost(lines[--first]!);
+        const shown = lines.slice(first);
+        budget!.leftOut(raw.length - shown.reduce((n, l) => n + Buffer.byteLength(l) + 1, 0));
+        return { lines: shown, cost };
+      };
+      /** Bytes kept in the current tick of the read rate, and when that tick began. */
+      let tickBytes = 0;
+      let tickStart = 0;
+      const pace = (bytes: number) => {
+        const now = Date.now();
+        if (now - tickStart >= SKIP_TICK_MS) {
+          tickStart = now;
+          tickBytes = 0;
+        }
+        tickBytes += bytes;
+        if (tickBytes < SKIP_BYTES_PER_TICK) return;
+        waiting = true;
+        stream.pause();
+        setTimeout(
+          () => {
+            waiting = false;
+            if (ended) finish();
+            else stream.resume();
+          },
+          tickStart + SKIP_TICK_MS - now,
+        );
+      };
+      stream.on('data', (chunk: Buffer) => {
+        if (skipping) {
+          keep(chunk);
+          return pace(chunk.length);
+        }
+        buffer += decoder.write(chunk);
+        if (!waiting) drain();
+      });
+      stream.on('end', () => {
+        ended = true;
+        if (!waiting) finish();
       });
     };
     pump(child.stdout!, 'stdout');
@@ -166,6 +316,7 @@ export function runCommand(opts: RunCommandOptions): Promise<CommandResult> {
     });
     child.on('close', (code: number | null, signal: NodeJS.Signals | null) => {
       cleanup();
+      emitTails();
       if (notFound) {
         reject(
           new Error(

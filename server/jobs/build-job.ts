@@ -324,6 +324,7 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
           maxOutputBytes: deps.config.maxOutputBytes,
           maxOutputFiles: deps.config.maxOutputFiles,
           log: (type, line) => logs.push(type, line),
+          logBudget: logs.budget,
           signal,
           // Checkout, install and build share the organization's plan's memory and CPU share.
           sandbox: opts.sandbox.withShare(await sandboxShare(deps, project.id, 'build')),

@@ -10,19 +10,54 @@ import { waitFor } from '../helpers/wait-for.ts';
 
 const LIMIT = 64 * 1024;
 const CUT =
-  'Build log cut at 64 KiB (SLIPWAY_BUILD_LOG_LIMIT): later lines are not stored; the build goes on.';
+  'Build log cut at 48 KiB (SLIPWAY_BUILD_LOG_LIMIT is 64 KiB): later output is left out but for its last 16 KiB, stored when the build ends; the build goes on.';
 /** Room for the lines Slipway adds itself (phases, the cut, the summary, "Live at"). */
 const OWN_LINES = 4096;
+const LEFT_OUT_HERE = /^Build log: ([\d.]+) (bytes|KiB|MiB) of output left out here\.$/;
+const SUMMARY =
+  /^Build log: ([\d.]+) (bytes|KiB|MiB) of output left out in all past the 64 KiB limit \(SLIPWAY_BUILD_LOG_LIMIT\)\.$/;
+const UNITS = { bytes: 1, KiB: 1024, MiB: 1024 * 1024 };
+/** The bytes a "left out" line names. */
+const leftOutBytes = (line: string, pattern: RegExp) => {
+  const m = pattern.exec(line);
+  if (!m) throw new Error(`not a "left out" line: ${line}`);
+  return Number(m[1]) * UNITS[m[2] as keyof typeof UNITS];
+};
 
-/** A build script that prints `lines` numbered lines of 100 bytes (about 2.9 MiB for 30000). */
+/**
+ * A build script that prints `lines` numbered lines of 100 bytes (about 2.9 MiB for 30000) and,
+ * when it fails, a last line on stderr saying why.
+ */
 const chattyBuild = (lines: number, exitCode: number) =>
   "import { mkdirSync, writeFileSync } from 'node:fs';\n" +
   `const out = Array.from({ length: ${lines} }, (_, i) => 'line ' + String(i).padStart(6, '0') + ' ' + 'x'.repeat(87)).join('\\n');\n` +
   "process.stdout.write(out + '\\n');\n" +
+  (exitCode ? "process.stderr.write('ERROR: the chatty build broke at its very end\\n');\n" : '') +
   "mkdirSync('dist', { recursive: true });\n" +
   "writeFileSync('dist/index.html', '<h1>chatty</h1>');\n" +
   // exitCode, not exit(): exit() would cut the pipe write short.
   `process.exitCode = ${exitCode};\n`;
+
+/**
+ * A build script that prints `mib` MiB of 100-byte lines (or of empty lines) as fast as the pipe takes them (one
+ * block written again and again), then `flood done`, then an error on stderr, and fails.
+ */
+const floodBuild = (mib: number, empty = false) =>
+  (empty
+    ? "const block = '\\n'.repeat(1024 * 1024);\n"
+    : `const block = Array.from({ length: 10486 }, (_, i) => 'flood line ' + String(i).padStart(6, '0') + ' ' + 'x'.repeat(81)).join('\\n') + '\\n';\n`) +
+  `let left = ${mib};\n` +
+  'const more = () => {\n' +
+  '  while (left > 0) {\n' +
+  '    left--;\n' +
+  "    if (!process.stdout.write(block)) return process.stdout.once('drain', more);\n" +
+  '  }\n' +
+  "  process.stdout.write('flood done\\n', () => {\n" +
+  "    process.stderr.write('ERROR: the flood build failed at its end\\n');\n" +
+  '    process.exitCode = 2;\n' +
+  '  });\n' +
+  '};\n' +
+  'more();\n';
 
 const repoWith = (lines: number, exitCode: number) =>
   createGitRepo({
@@ -76,52 +111,146 @@ describe('build log limit (SLIPWAY_BUILD_LOG_LIMIT)', () => {
     return rows.map((r) => r.line);
   }
 
-  it('stores at most the limit, says where it was cut and how much was left out, and goes live', async () => {
+  /**
+   * Deploys and polls the deployment, one request at a time, until it is done: the slowest of
+   * those requests says how the API fared meanwhile.
+   */
+  async function deployTimed(name: string, repo: GitRepo) {
+    repos.push(repo);
+    const project = await api().projects.create({ name, repositoryUrl: repo.url, organizationId: orgId });
+    const created = await api().deployments.create(project.id);
+    let slowest = 0;
+    let requests = 0;
+    const d = await waitFor(
+      `deployment ${created.id} to finish`,
+      async () => {
+        const started = performance.now();
+        const cur = await api().deployments.get(created.id);
+        slowest = Math.max(slowest, performance.now() - started);
+        requests++;
+        return (cur.status === 'live' || cur.status === 'failed') && cur;
+      },
+      120_000,
+    );
+    return { d, slowest, requests };
+  }
+
+  /** The numbers of the `line NNNNNN` lines printed by chattyBuild, in the order stored. */
+  const numbers = (lines: string[]) =>
+    lines.filter((l) => /^line \d{6} x{87}$/.test(l)).map((l) => Number(l.slice(5, 11)));
+  const bytesOf = (lines: string[]) => lines.reduce((n, l) => n + Buffer.byteLength(l), 0);
+  const consecutive = (xs: number[]) => xs.every((x, i) => i === 0 || x === xs[i - 1]! + 1);
+
+  it('stores the head and the end of the output within the limit, says what was left out, and goes live', async () => {
     const d = await deploy('chatty', repoWith(30_000, 0));
     expect(d.status).toBe('live');
     expect(await (await s.fetchFromEdge(d.url)).text()).toBe('<h1>chatty</h1>');
 
     const lines = await stored(d.id, 'build');
-    const bytes = lines.reduce((n, l) => n + Buffer.byteLength(l), 0);
-    expect(bytes).toBeLessThanOrEqual(LIMIT + OWN_LINES);
-    // The build printed ~2.9 MiB: the stored log is the first 64 KiB of it, not a sample.
-    expect(bytes).toBeGreaterThan(LIMIT - 1024);
+    expect(bytesOf(lines)).toBeLessThanOrEqual(LIMIT + OWN_LINES);
+    expect(bytesOf(lines)).toBeGreaterThan(LIMIT - 4096);
     expect(lines.filter((l) => l === CUT)).toHaveLength(1);
-    const printed = lines.filter((l) => l.startsWith('line '));
-    expect(printed[0]).toMatch(/^line 000000 x{87}$/);
-    const kept = printed.length;
-    expect(kept).toBeGreaterThan(500);
-    expect(kept).toBeLessThan(700);
-    // Every line after the cut is gone, the builder's own phase lines included.
-    expect(lines.indexOf(CUT)).toBe(lines.indexOf(printed[kept - 1]!) + 1);
-    const summary = lines.filter((l) => l.startsWith('Build log: '));
-    expect(summary).toHaveLength(1);
-    const left = Number(
-      /^Build log: (\d+) lines of output \(.+\) left out past the 64 KiB limit/.exec(summary[0]!)?.[1],
-    );
-    // The 30000 printed lines minus those kept, plus the builder's phase lines after the cut.
-    expect(left).toBeGreaterThanOrEqual(30_000 - kept);
-    expect(left).toBeLessThan(30_000 - kept + 10);
+    const cutAt = lines.indexOf(CUT);
+    // Before the cut: the first lines printed, in order, none missing.
+    const head = numbers(lines.slice(0, cutAt));
+    expect(head[0]).toBe(0);
+    expect(consecutive(head)).toBe(true);
+    expect(head.length).toBeGreaterThan(400);
+    // After it: how much was left out, then the last lines printed, the very last one included.
+    const here = lines.findIndex((l) => LEFT_OUT_HERE.test(l));
+    expect(here).toBeGreaterThan(cutAt);
+    const tail = numbers(lines.slice(here));
+    expect(tail.at(-1)).toBe(29_999);
+    expect(consecutive(tail)).toBe(true);
+    expect(tail.length).toBeGreaterThan(50);
+    // Every printed line is either stored or counted as left out.
+    const printedBytes = 30_000 * 101;
+    const storedPrinted = numbers(lines).length * 101;
+    const left = leftOutBytes(lines[here]!, LEFT_OUT_HERE);
+    expect(Math.abs(storedPrinted + left - printedBytes)).toBeLessThan(printedBytes * 0.05);
     // The last lines, written before the deployment went live so that a follower of the log sees them.
     expect(lines.at(-2)).toMatch(/^==> Live at http:\/\/.+/);
-    expect(lines.at(-1)).toBe(summary[0]);
+    expect(leftOutBytes(lines.at(-1)!, SUMMARY)).toBe(left);
 
     // The same through the API.
     const logs = await api().deployments.logs(d.id, { tail: 10_000 });
     expect(logs.logs).toContain(CUT);
+    expect(logs.logs).toContain(`line 029999 ${'x'.repeat(87)}`);
   });
 
-  it("stores a failing build's error after the cut", async () => {
+  it("keeps the end of a failing build's output, where its error is", async () => {
     const d = await deploy('chatty-fails', repoWith(30_000, 3));
     expect(d.status).toBe('failed');
     expect(d.errorMessage).toBe('Building failed: "npm run build" exited with code 3.');
     const lines = await stored(d.id, 'build');
-    expect(lines.reduce((n, l) => n + Buffer.byteLength(l), 0)).toBeLessThanOrEqual(LIMIT + OWN_LINES);
+    expect(bytesOf(lines)).toBeLessThanOrEqual(LIMIT + OWN_LINES);
     expect(lines.filter((l) => l === CUT)).toHaveLength(1);
-    expect(lines.at(-1)).toMatch(/^Build log: \d+ lines of output .* left out past the 64 KiB limit/);
+    expect(numbers(lines).at(-1)).toBe(29_999);
+    // stderr's line is stored wherever it came in among stdout's (before or after the cut: the
+    // pipes are read side by side).
+    expect(lines).toContain('ERROR: the chatty build broke at its very end');
+    expect(lines.at(-2)).toBe('==> Deployment failed: Building failed: "npm run build" exited with code 3.');
+    expect(lines.at(-1)).toMatch(SUMMARY);
     expect(await stored(d.id, 'error')).toEqual(['Building failed: "npm run build" exited with code 3.']);
     const errors = await api().deployments.logs(d.id, { type: 'error' });
     expect(errors.logs).toBe('Building failed: "npm run build" exited with code 3.');
+  });
+
+  it('a build flooding 50 MiB of log finishes, keeps its first and last lines, and the API answers meanwhile', async () => {
+    const repo = createGitRepo({
+      files: {
+        'package.json': JSON.stringify({
+          name: 'flood',
+          private: true,
+          scripts: { build: 'node flood.mjs' },
+        }),
+        'flood.mjs': floodBuild(50),
+      },
+    });
+    const { d, slowest, requests } = await deployTimed('flood', repo);
+    expect(d.status).toBe('failed');
+    expect(d.errorMessage).toBe('Building failed: "npm run build" exited with code 2.');
+    expect(requests).toBeGreaterThan(20);
+    // Loose on purpose: before the fix a flood of short lines held requests up for seconds.
+    expect(slowest).toBeLessThan(1000);
+
+    const lines = await stored(d.id, 'build');
+    expect(bytesOf(lines)).toBeLessThanOrEqual(LIMIT + OWN_LINES);
+    const cutAt = lines.indexOf(CUT);
+    expect(cutAt).toBeGreaterThan(0);
+    const printed = lines.slice(0, cutAt).filter((l) => l.startsWith('flood line '));
+    expect(printed[0]).toBe(`flood line 000000 ${'x'.repeat(81)}`);
+    expect(printed.length).toBeGreaterThan(400);
+    const here = lines.findIndex((l) => LEFT_OUT_HERE.test(l));
+    expect(leftOutBytes(lines[here]!, LEFT_OUT_HERE)).toBeGreaterThan(49 * 1024 * 1024);
+    const end = lines.slice(here);
+    expect(end).toContain(`flood line 010485 ${'x'.repeat(81)}`);
+    expect(end.indexOf('flood done')).toBeLessThan(end.indexOf('ERROR: the flood build failed at its end'));
+    expect(end.at(-2)).toBe('==> Deployment failed: Building failed: "npm run build" exited with code 2.');
+    expect(leftOutBytes(end.at(-1)!, SUMMARY)).toBeGreaterThan(49 * 1024 * 1024);
+  });
+
+  it('a flood of 20 MiB of empty lines is cut like any other output', async () => {
+    const repo = createGitRepo({
+      files: {
+        'package.json': JSON.stringify({
+          name: 'empty',
+          private: true,
+          scripts: { build: 'node flood.mjs' },
+        }),
+        'flood.mjs': floodBuild(20, true),
+      },
+    });
+    const { d, slowest } = await deployTimed('empty-flood', repo);
+    expect(d.status).toBe('failed');
+    // Before: an empty line counted 0 bytes, so all 21 million were stored, and the API stalled.
+    expect(slowest).toBeLessThan(1000);
+    const lines = await stored(d.id, 'build');
+    expect(lines.length).toBeLessThan(LIMIT / 32 + 100);
+    expect(lines.filter((l) => l === '').length).toBeGreaterThan(1000);
+    const end = lines.slice(lines.findIndex((l) => LEFT_OUT_HERE.test(l)));
+    expect(end.indexOf('flood done')).toBeGreaterThan(0);
+    expect(end).toContain('ERROR: the flood build failed at its end');
   });
 
   it('leaves a build under the limit untouched', async () => {
@@ -155,39 +284,70 @@ describe('the build log buffer', () => {
     return Number(row.n);
   };
 
+  const rowsOf = (deploymentId: string) =>
+    t.deps.db
+      .selectFrom('deployment_logs')
+      .select(['type', 'line'])
+      .where('deployment_id', '=', deploymentId)
+      .orderBy('id')
+      .execute();
+
   it('counts what earlier attempts of the deployment stored, so a retry cannot store the limit again', async () => {
     const d = await insertDeployment(t, (await insertProject(t, orgId)).id, { status: 'building' });
-    const line = 'é'.repeat(50); // 100 bytes, 50 characters: the limit is in bytes
-    const first = await createLogBuffer(t.deps, d.id, { limitBytes: 1000 });
-    for (let i = 0; i < 9; i++) first.push('build', line);
+    // 100 bytes, 52 characters: the limit is in bytes.
+    const line = (i: number) => String(i).padStart(4, '0') + 'é'.repeat(48);
+    const first = await createLogBuffer(t.deps, d.id, { limitBytes: 4000 });
+    for (let i = 0; i < 20; i++) first.push('build', line(i));
     await first.end();
-    expect(await bytesOf(d.id)).toBe(900);
+    expect(await bytesOf(d.id)).toBe(2000);
 
-    const retry = await createLogBuffer(t.deps, d.id, { limitBytes: 1000 });
-    retry.push('build', line);
-    retry.push('build', line);
-    retry.push('build', line);
+    // The retry has 4000 - 20 x 101 bytes left: the head's 3000 less what is stored, then the end.
+    const retry = await createLogBuffer(t.deps, d.id, { limitBytes: 4000 });
+    for (let i = 20; i < 50; i++) retry.push('build', line(i));
     retry.push('error', 'why it failed');
     retry.note('==> Deploying');
     await retry.end();
-    const rows = await t.deps.db
-      .selectFrom('deployment_logs')
-      .select(['type', 'line'])
-      .where('deployment_id', '=', d.id)
-      .orderBy('id')
-      .execute();
-    expect(rows.slice(9)).toEqual([
-      { type: 'build', line },
-      {
-        type: 'build',
-        line: 'Build log cut at 1000 bytes (SLIPWAY_BUILD_LOG_LIMIT): later lines are not stored; the build goes on.',
-      },
+    const rows = (await rowsOf(d.id)).slice(20);
+    expect(rows.slice(0, 9)).toEqual(
+      Array.from({ length: 9 }, (_, i) => ({ type: 'build', line: line(20 + i) })),
+    );
+    expect(rows[9]).toEqual({
+      type: 'build',
+      line: 'Build log cut at 2.9 KiB (SLIPWAY_BUILD_LOG_LIMIT is 3.9 KiB): later output is left out but for its last 1000 bytes, stored when the build ends; the build goes on.',
+    });
+    // Then what was left out, and the last lines that fit in the rest of the limit.
+    const m = /^Build log: (.+) of output left out here\.$/.exec(rows[10]!.line);
+    const kept = rows.slice(11).findIndex((r) => r.line === '==> Deploying');
+    expect(kept).toBeGreaterThan(5);
+    expect(rows.slice(11, 11 + kept)).toEqual(
+      Array.from({ length: kept }, (_, i) => ({ type: 'build', line: line(50 - kept + i) })),
+    );
+    const leftOut = 30 - 9 - kept;
+    expect(m?.[1]).toBe(`${Math.round((leftOut * 101) / 102.4) / 10} KiB`);
+    expect(rows.slice(11 + kept)).toEqual([
       { type: 'build', line: '==> Deploying' },
       {
         type: 'build',
-        line: 'Build log: 2 lines of output (200 bytes) left out past the 1000 bytes limit (SLIPWAY_BUILD_LOG_LIMIT).',
+        line: `Build log: ${m?.[1]} of output left out in all past the 3.9 KiB limit (SLIPWAY_BUILD_LOG_LIMIT).`,
       },
       { type: 'error', line: 'why it failed' },
     ]);
+    // Everything the deployment stored of its build output, both attempts, is within the limit.
+    const costs = (await rowsOf(d.id))
+      .filter((r) => r.type === 'build' && /^\d{4}é/.test(r.line))
+      .reduce((n, r) => n + Buffer.byteLength(r.line) + 1, 0);
+    expect(costs).toBeLessThanOrEqual(4000);
+  });
+
+  it('counts an empty or short line as 32 bytes, so a flood of empty lines is cut too', async () => {
+    const d = await insertDeployment(t, (await insertProject(t, orgId)).id, { status: 'building' });
+    const logs = await createLogBuffer(t.deps, d.id, { limitBytes: 64 * 1024 });
+    for (let i = 0; i < 100_000; i++) logs.push('build', i % 2 ? '' : 'x');
+    await logs.end();
+    const rows = await rowsOf(d.id);
+    // Before: every one of the 100000 lines was stored (an empty line counted 0 bytes).
+    expect(rows.length).toBeLessThanOrEqual((64 * 1024) / 32 + 5);
+    expect(rows.length).toBeGreaterThan((64 * 1024) / 32 - 50);
+    expect(rows.at(-1)!.line).toMatch(/^Build log: .* left out in all past the 64 KiB limit/);
   });
 });
