@@ -56,10 +56,13 @@ describe('commands the dashboard suggests', () => {
     const signIn = await (await fetch(`${s.apiUrl}/sign-in`)).text();
     const tokenLine = command(signIn);
     expect(tokenLine).toBe('npx slipway token create --email you@example.com --name browser');
+    // In the server's environment, as its operator runs it: its data directory or its database.
+    const database = s.running.deps.config.databaseUrl;
     const made = await run(tokenLine, {
       SLIPWAY_DATA_DIR: s.dataDir,
       SLIPWAY_ENCRYPTION_KEY: KEY,
       HOME: home,
+      ...(database ? { DATABASE_URL: database } : {}),
     });
     expect(made.code, made.stderr).toBe(0);
     const token = made.stdout.trim();
