@@ -1,7 +1,7 @@
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { CreateDeploymentBody, Deployment } from '../../api/schemas/deployments.ts';
-import { collectFiles } from '../../api/upload/collect-files.ts';
+import { collectFiles, LEFT_OUT_BY_DEFAULT, SECRETS_LEFT_OUT } from '../../api/upload/collect-files.ts';
 import { countFiles } from '../../api/upload/format.ts';
 import { uploadFiles } from '../../api/upload/upload-files.ts';
 import { type Command, flag, positionals, printJson, str } from '../command.ts';
@@ -19,12 +19,14 @@ export const deploy: Command = {
 
 Uploads the folder (default: the current one) and deploys it: only files Slipway does not
 have yet are sent. Files that .gitignore or .slipwayignore exclude, and .git and .slipway,
-stay behind. Slipway builds the files as it builds a repository, the build log is shown as
-it runs, and the deployment's URL is printed when it is live.
+stay behind; so do .env files (but .env.example, .env.sample, .env.template) and
+node_modules, which deploy names on a "Left out:" line. A negation in .slipwayignore
+(!.env.production) uploads one of those. Slipway builds the files as it builds a repository,
+the build log is shown as it runs, and the deployment's URL is printed when it is live.
 
   --prod         make it the production deployment (default: a preview with its own URL)
   --prebuilt     the folder is build output (e.g. dist): serve it as it is, no build;
-                 only .slipwayignore applies
+                 only .slipwayignore applies, and node_modules is uploaded
   --project, --org
                  the project (name or prj_ id); default the one \`slipway link\` remembered
   --message      a note shown with the deployment
@@ -63,14 +65,18 @@ Exits 0 when the deployment is live, 1 when it failed.
       root,
     );
 
-    const skipped: string[] = [];
+    const leftOut: string[] = [];
     const local = await collectFiles(root, {
       // Build output is often git-ignored (dist/): only .slipwayignore applies to it.
       ignoreFiles: prebuilt ? ['.slipwayignore'] : ['.gitignore', '.slipwayignore'],
-      onSkip: (path, reason) => skipped.push(`${path} (${reason})`),
+      // A server's build output carries its own node_modules (Nitro, Next.js standalone).
+      leaveOut: prebuilt ? SECRETS_LEFT_OUT : LEFT_OUT_BY_DEFAULT,
+      takeBackFile: '.slipwayignore',
+      onLeftOut: (path, isDir, n) => leftOut.push(isDir ? `${path} (${countFiles(n)})` : path),
+      onSkip: (path, reason) => leftOut.push(`${path} (${reason})`),
     });
+    if (leftOut.length) io.err(leftOutLine(leftOut));
     if (local.length === 0) throw new Error(`${root} holds no files to deploy.`);
-    if (skipped.length) io.err(`Left out ${countFiles(skipped.length)}: ${skipped.slice(0, 5).join(', ')}\n`);
     const up = await uploadFiles(session.client.uploads, project.id, local, {
       onProgress: uploadProgress(io),
     });
@@ -108,3 +114,10 @@ Exits 0 when the deployment is live, 1 when it failed.
     return 0;
   },
 };
+
+/** One line naming what stayed behind, and where the rules are. */
+function leftOutLine(names: string[]): string {
+  const shown = names.slice(0, 8).join(', ');
+  const more = names.length > 8 ? ` and ${names.length - 8} more` : '';
+  return `Left out: ${shown}${more} — see docs/cli.md#what-is-uploaded\n`;
+}
