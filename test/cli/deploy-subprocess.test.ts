@@ -2,10 +2,12 @@ import { createHash } from 'node:crypto';
 import { chmodSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type Stack } from '../helpers/stack.ts';
+import { waitFor } from '../helpers/wait-for.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 import { spawnCli } from './spawn-cli.ts';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
+const KEY = Buffer.alloc(32, 9).toString('base64');
 
 /** `slipway deploy` as a user runs it: bin/slipway.js in a child process, against a real service. */
 describe('slipway deploy, run as a command', { timeout: 180_000 }, () => {
@@ -86,5 +88,85 @@ describe('slipway deploy, run as a command', { timeout: 180_000 }, () => {
       '.slipwayignore',
       'index.html',
     ]);
+  });
+
+  /** A new user whose organizations are all on the free plan (100 requests an hour), with a project. */
+  const freeUser = async (project: string) => {
+    const u = await s.user();
+    // Before the token's first request: nothing has cached its tier yet.
+    await s.running.deps.db
+      .updateTable('organizations')
+      .set({ plan: 'free' })
+      .where('id', '=', u.orgId)
+      .execute();
+    await s.client(u.token).projects.create({
+      name: project,
+      repositoryUrl: 'https://example.invalid/never-cloned.git',
+      organizationId: u.orgId,
+    });
+    return u;
+  };
+  /** What `GET /v1/user` says is left of the window (that request counted). */
+  const remaining = async (token: string) => {
+    const res = await fetch(`${s.apiUrl}/v1/user`, { headers: { authorization: `Bearer ${token}` } });
+    return {
+      limit: Number(res.headers.get('x-ratelimit-limit')),
+      left: Number(res.headers.get('x-ratelimit-remaining')),
+    };
+  };
+
+  it('deploys 151 files on the free plan for five requests of its hour: the uploads ride on a grant', async () => {
+    const u = await freeUser('many');
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 150; i++) files[`assets/file-${i}.txt`] = `file ${i} of a large site\n`;
+    files['index.html'] = '<h1>many</h1>';
+    const dir = tempDir(files);
+    chmodSync(dir, 0o755);
+    const before = await remaining(u.token);
+    expect(before.limit).toBe(100);
+    const run = await spawnCli(['deploy', '--project', 'many'], dir, {
+      SLIPWAY_API_URL: s.apiUrl,
+      SLIPWAY_TOKEN: u.token,
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(run.stderr).toContain('151 files to send');
+    expect(await (await s.fetchFromEdge(run.stdout.trim())).text()).toBe('<h1>many</h1>');
+    const after = await remaining(u.token);
+    // Find the project by name, ask which files are missing, create the deployment, follow its
+    // log, read it as it ended: five, whatever the number of files (the second GET /v1/user is one).
+    expect(before.left - after.left - 1).toBe(5);
+  });
+
+  it('a 429 says what to do, and doing it (slipway org plan <org> pro) lets the deploy through', async () => {
+    const u = await freeUser('limited');
+    const org = await s.client(u.token).organizations.get(u.orgId);
+    const dir = tempDir({ 'index.html': '<h1>limited</h1>' });
+    chmodSync(dir, 0o755);
+    const userEnv = { SLIPWAY_API_URL: s.apiUrl, SLIPWAY_TOKEN: u.token };
+    // Spend the hour.
+    for (let left = Infinity; left > 0;) left = (await remaining(u.token)).left;
+    const refused = await spawnCli(['deploy', '--project', 'limited'], dir, userEnv);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(
+      new RegExp(
+        '^slipway: Rate limit of 100 requests per hour exceeded \\(the best plan among your organizations is free\\); ' +
+          'retry in \\d+ seconds\\. Plan pro allows 1000 an hour: to put one of your organizations on it, an admin of it ' +
+          'sends PATCH /v1/organizations/<id> \\{"plan":"pro"\\}, or the operator runs `slipway org plan <org> pro`\\. ' +
+          'See docs/api/auth\\.md#rate-limits\\.\n$',
+      ),
+    );
+    // The operator does what it says, where the service runs.
+    const config = s.running.deps.config;
+    const plan = await spawnCli(['org', 'plan', org.name, 'pro'], dir, {
+      SLIPWAY_DATA_DIR: s.dataDir,
+      SLIPWAY_ENCRYPTION_KEY: KEY,
+      ...(config.databaseUrl ? { DATABASE_URL: config.databaseUrl } : {}),
+    });
+    expect(plan.code, plan.stderr).toBe(0);
+    expect(plan.stderr).toBe(`Organization ${org.name} is on plan pro (was free).\n`);
+    // The service's cache of the token's tier lasts a second on SQLite.
+    await waitFor('the pro tier', async () => (await remaining(u.token)).limit === 1000);
+    const run = await spawnCli(['deploy', '--project', 'limited'], dir, userEnv);
+    expect(run.code, run.stderr).toBe(0);
   });
 });
