@@ -1,20 +1,25 @@
 import { stat } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { basename, resolve, sep } from 'node:path';
+import { findProject } from '../../api/client/find-project.ts';
+import { ApiError } from '../../api/client/index.ts';
+import type { Project } from '../../api/schemas/projects.ts';
 import type { CreateDeploymentBody, Deployment } from '../../api/schemas/deployments.ts';
 import { collectFiles, LEFT_OUT_BY_DEFAULT, SECRETS_LEFT_OUT } from '../../api/upload/collect-files.ts';
 import { countFiles } from '../../api/upload/format.ts';
 import { uploadFiles } from '../../api/upload/upload-files.ts';
-import { type Command, flag, positionals, printJson, str } from '../command.ts';
+import { type Command, flag, type Parsed, positionals, printJson, str } from '../command.ts';
 import { followToEnd, seconds } from '../follow.ts';
 import { gitLabels } from '../git-labels.ts';
 import { uploadProgress } from '../progress.ts';
-import { openSession, targetProject } from '../session.ts';
+import type { Io } from '../io.ts';
+import { writeLink } from '../link-store.ts';
+import { openSession, organizationFor, projectNameFor, type Session, targetProject } from '../session.ts';
 import { UsageError } from '../usage-error.ts';
 
 export const deploy: Command = {
   name: 'deploy',
   summary: 'upload a folder, build it in Slipway, print its URL',
-  help: `Usage: slipway deploy [folder] [--prod] [--prebuilt] [--project <p>] [--org <o>]
+  help: `Usage: slipway deploy [folder] [--prod] [--prebuilt] [--project <p>] [--org <o>] [--yes]
                       [--message <text>] [--no-cache] [--no-wait] [--json]
 
 Uploads the folder (default: the current one) and deploys it: only files Slipway does not
@@ -29,6 +34,9 @@ the build log is shown as it runs, and the deployment's URL is printed when it i
                  only .slipwayignore applies, and node_modules is uploaded
   --project, --org
                  the project (name or prj_ id); default the one \`slipway link\` remembered
+  --yes, -y      in a folder not linked yet, create a project named after the folder (in
+                 --org, default your personal organization) and link it, without asking
+                 (on a terminal deploy asks; elsewhere it needs --yes or \`slipway link\`)
   --message      a note shown with the deployment
   --no-cache     build without the project's build cache (and leave it as it is)
   --no-wait      print the deployment's URL once it is queued, without waiting
@@ -37,6 +45,7 @@ the build log is shown as it runs, and the deployment's URL is printed when it i
 Exits 0 when the deployment is live, 1 when it failed.
 
   slipway deploy                     # preview of the current folder
+  slipway deploy --yes               # the same in a new folder: creates its project first
   npm run build && slipway deploy dist --prebuilt --prod`,
   options: {
     prod: { type: 'boolean' },
@@ -46,6 +55,7 @@ Exits 0 when the deployment is live, 1 when it failed.
     message: { type: 'string' },
     'no-cache': { type: 'boolean' },
     'no-wait': { type: 'boolean' },
+    yes: { type: 'boolean', short: 'y' },
   },
   async run(p, io) {
     const [folder] = positionals(p, ['folder']);
@@ -63,6 +73,7 @@ Exits 0 when the deployment is live, 1 when it failed.
       io,
       { project: str(p, 'project'), org: str(p, 'org') },
       root,
+      () => createAndLink(session, io, p, root),
     );
 
     const leftOut: string[] = [];
@@ -120,4 +131,52 @@ function leftOutLine(names: string[]): string {
   const shown = names.slice(0, 8).join(', ');
   const more = names.length > 8 ? ` and ${names.length - 8} more` : '';
   return `Left out: ${shown}${more} — see docs/cli.md#what-is-uploaded\n`;
+}
+
+/**
+ * A folder that is not linked yet, as Vercel and Netlify do: a project named after the folder
+ * (the current one, or the deployed one when it is elsewhere), for uploaded files, in --org or
+ * the personal organization, linked there. Asked on a terminal; --yes decides; otherwise an
+ * error saying both ways on.
+ */
+async function createAndLink(session: Session, io: Io, p: Parsed, root: string): Promise<Project> {
+  const cwd = resolve(io.cwd);
+  const dir = root === cwd || root.startsWith(`${cwd}${sep}`) ? cwd : root;
+  const name = projectNameFor(basename(dir));
+  if (!flag(p, 'yes') && !io.stdinIsTty) {
+    throw new Error(
+      `No project is linked to ${dir}. Add --yes to create project ${name} for it and link it, ` +
+        'or run `slipway link <project>` there to deploy into a project that exists.',
+    );
+  }
+  const org = await organizationFor(session, str(p, 'org'));
+  if (!flag(p, 'yes')) {
+    const answer = await io.askLine(
+      `No project is linked to ${dir}. Create project ${name} in ${org.name} and link it? [Y/n] `,
+    );
+    if (!/^(y|yes|)$/i.test(answer.trim())) {
+      throw new Error('Nothing was created. `slipway link <project>` links a project that exists.');
+    }
+  }
+  let project: Project;
+  let made = true;
+  try {
+    project = await session.client.projects.create({ name, organizationId: org.id });
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.code !== 'CONFLICT') throw err;
+    project = await findProject(session.client, name, org.id, { who: 'you', orgHint: 'pass --org' });
+    made = false;
+  }
+  await writeLink(dir, {
+    projectId: project.id,
+    projectName: project.name,
+    organizationId: project.organizationId,
+    apiUrl: session.apiUrl,
+  });
+  io.err(
+    made
+      ? `Created project ${project.name} (${project.id}) in ${org.name}, and linked ${dir} to it.\n`
+      : `Linked ${dir} to project ${project.name} (${project.id}), which ${org.name} has already.\n`,
+  );
+  return project;
 }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { chmodSync } from 'node:fs';
+import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startStack, type Stack } from '../helpers/stack.ts';
 import { waitFor } from '../helpers/wait-for.ts';
@@ -168,5 +169,47 @@ describe('slipway deploy, run as a command', { timeout: 180_000 }, () => {
     await waitFor('the pro tier', async () => (await remaining(u.token)).limit === 1000);
     const run = await spawnCli(['deploy', '--project', 'limited'], dir, userEnv);
     expect(run.code, run.stderr).toBe(0);
+  });
+
+  it('in a folder not linked yet: without --yes it says what to run; with --yes it creates the project and links it', async () => {
+    const u = await s.user();
+    const userEnv = { SLIPWAY_API_URL: s.apiUrl, SLIPWAY_TOKEN: u.token };
+    const parent = tempDir();
+    const dir = join(parent, 'My Site_v2');
+    mkdirSync(dir);
+    writeFileSync(join(dir, 'index.html'), '<h1>new</h1>');
+    chmodSync(parent, 0o755);
+    const api = s.client(u.token);
+    const names = async () => (await api.projects.list({ limit: 100 })).data.map((x) => x.name);
+
+    const refused = await spawnCli(['deploy'], dir, userEnv);
+    expect(refused).toMatchObject({ code: 1, stdout: '' });
+    expect(refused.stderr).toBe(
+      `slipway: No project is linked to ${dir}. Add --yes to create project my-site-v2 for it and link it, ` +
+        'or run `slipway link <project>` there to deploy into a project that exists.\n',
+    );
+    expect(await names()).toEqual([]);
+
+    const run = await spawnCli(['deploy', '--yes'], dir, userEnv);
+    expect(run.code, run.stderr).toBe(0);
+    const [project] = (await api.projects.list({ limit: 100 })).data;
+    expect(project).toMatchObject({ name: 'my-site-v2', organizationId: u.orgId, repositoryUrl: null });
+    expect(run.stderr).toContain(
+      `Created project my-site-v2 (${project!.id}) in ${(await api.organizations.get(u.orgId)).name}, and linked ${dir} to it.\n`,
+    );
+    expect(JSON.parse(readFileSync(join(dir, '.slipway/project.json'), 'utf8'))).toMatchObject({
+      projectId: project!.id,
+    });
+    expect(await (await s.fetchFromEdge(run.stdout.trim())).text()).toBe('<h1>new</h1>');
+
+    // The next deploy there uses the link; `slipway link <project>` links another folder to it.
+    const again = await spawnCli(['deploy'], dir, userEnv);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).not.toContain('Created project');
+    const other = tempDir({ 'index.html': '<h1>other</h1>' });
+    const link = await spawnCli(['link', 'my-site-v2'], other, userEnv);
+    expect(link.code, link.stderr).toBe(0);
+    expect(link.stderr).toBe(`Linked ${other} to project my-site-v2 (${project!.id}).\n`);
+    expect(await names()).toEqual(['my-site-v2']);
   });
 });
