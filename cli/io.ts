@@ -1,4 +1,5 @@
 import { homedir } from 'node:os';
+import { createInterface } from 'node:readline/promises';
 
 /** What a command touches outside itself; tests give their own. */
 export interface Io {
@@ -12,6 +13,8 @@ export interface Io {
   stdinIsTty: boolean;
   /** Asks on the terminal for a line that is not echoed (a token). */
   askSecret(prompt: string): Promise<string>;
+  /** Asks on the terminal for a line, shown as typed (a yes or no). */
+  askLine(prompt: string): Promise<string>;
   /** Whether standard error is a terminal (then progress rewrites one line). */
   errIsTty: boolean;
   env: Record<string, string | undefined>;
@@ -36,6 +39,7 @@ export function processIo(): Io {
     },
     stdinIsTty: Boolean(process.stdin.isTTY),
     askSecret,
+    askLine,
     errIsTty: Boolean(process.stderr.isTTY),
     env: process.env,
     cwd: process.cwd(),
@@ -79,4 +83,14 @@ function askSecret(prompt: string): Promise<string> {
     };
     stdin.on('data', onData);
   });
+}
+
+/** Reads one line from the terminal, the prompt on standard error (standard output stays for results). */
+async function askLine(prompt: string): Promise<string> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return await rl.question(prompt);
+  } finally {
+    rl.close();
+  }
 }

@@ -5,6 +5,7 @@ import type { Project } from '../api/schemas/projects.ts';
 import { readAuth } from './auth-store.ts';
 import type { Io } from './io.ts';
 import { findLink } from './link-store.ts';
+import { UsageError } from './usage-error.ts';
 import { VERSION } from './version.ts';
 
 /** A client of the service the user logged in to. */
@@ -66,6 +67,8 @@ export async function targetProject(
   io: Io,
   flags: ProjectFlags,
   dir = '.',
+  /** What to do when no folder is linked (deploy offers to create a project); default an error. */
+  unlinked?: () => Promise<Project>,
 ): Promise<Project> {
   if (flags.project) {
     return findProject(session.client, flags.project, flags.org, {
@@ -74,6 +77,7 @@ export async function targetProject(
     });
   }
   const found = await findLink(resolve(io.cwd, dir));
+  if (!found && unlinked) return unlinked();
   if (!found) {
     throw new Error(
       `No project is linked to ${resolve(io.cwd, dir)}: run \`slipway link <project>\` there, or pass --project.`,
@@ -86,4 +90,32 @@ export async function targetProject(
     );
   }
   return session.client.projects.get(found.link.projectId);
+}
+
+/** The organization to create in: --org (id or name), else your only one, else your personal one (the first). */
+export async function organizationFor(
+  session: Session,
+  org: string | undefined,
+): Promise<{ id: string; name: string }> {
+  if (org) return session.client.organizations.get(org);
+  const me = await session.client.user.get();
+  const first = me.organizations[0];
+  if (!first) throw new UsageError('You are in no organization: pass --org, or create one first.');
+  return first;
+}
+
+/**
+ * A project name from a folder's name: lowercase letters, digits and hyphens, 63 at most
+ * (`My Site_v2` -> `my-site-v2`); `site` when nothing is left.
+ */
+export function projectNameFor(folder: string): string {
+  const name = folder
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+/, '')
+    .slice(0, 63)
+    .replace(/-+$/, '');
+  return name || 'site';
 }

@@ -1,4 +1,4 @@
-import { MissingFiles, UploadedFile } from '../schemas/uploads.ts';
+import { MissingFiles, UPLOAD_GRANT_HEADER, UploadedFile } from '../schemas/uploads.ts';
 import { type Caller, seg } from './envelope.ts';
 import type { CallOptions } from './http.ts';
 
@@ -7,11 +7,29 @@ const base = (projectId: string) => `/v1/projects/${seg(projectId)}/files`;
 /** Files for deployments of uploaded files, by SHA-256 (see docs/api/uploads.md). */
 export function uploadsApi(c: Caller) {
   return {
-    /** Which of these hashes the project's organization has not uploaded yet. */
+    /**
+     * Which of these hashes the project's organization has not uploaded yet, with an
+     * `uploadGrant` for uploading them off the hourly rate limit.
+     */
     missing: (projectId: string, sha256: string[], o?: CallOptions) =>
       c.data(MissingFiles, 'POST', `${base(projectId)}/missing`, { ...o, body: { sha256 } }),
-    /** Uploads one file's bytes; `sha256` must be their hash. */
-    upload: (projectId: string, sha256: string, bytes: Uint8Array, o?: CallOptions) =>
-      c.data(UploadedFile, 'PUT', `${base(projectId)}/${seg(sha256)}`, { ...o, bytes }),
+    /**
+     * Uploads one file's bytes; `sha256` must be their hash. With `uploadGrant` (from `missing`),
+     * the upload does not count against the hourly rate limit.
+     */
+    upload: (
+      projectId: string,
+      sha256: string,
+      bytes: Uint8Array,
+      o?: CallOptions & { uploadGrant?: string | undefined },
+    ) => {
+      const { uploadGrant, ...call } = o ?? {};
+      const headers = uploadGrant ? { ...call.headers, [UPLOAD_GRANT_HEADER]: uploadGrant } : call.headers;
+      return c.data(UploadedFile, 'PUT', `${base(projectId)}/${seg(sha256)}`, {
+        ...call,
+        ...(headers ? { headers } : {}),
+        bytes,
+      });
+    },
   };
 }

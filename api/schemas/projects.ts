@@ -75,8 +75,11 @@ export const Project = z.object({
   id: id('prj'),
   /** Host-name-safe name, unique within the organization. */
   name: z.string(),
-  /** Git repository the project builds from; credentials in it read as `***` (never returned). */
-  repositoryUrl: z.string(),
+  /**
+   * Git repository the project builds from; credentials in it read as `***` (never returned).
+   * `null`: the project has none and deploys uploaded files only (extension).
+   */
+  repositoryUrl: z.string().nullable(),
   /** Production branch (default `main`). */
   branch: z.string(),
   /** The framework setting; `null`: detected on every build (each deployment's `framework` says what it was built as). */
@@ -105,8 +108,12 @@ export type Project = z.infer<typeof Project>;
 export const CreateProjectBody = z.strictObject({
   /** 1-63 lowercase letters, digits, hyphens. */
   name: Slug,
-  /** Git repository URL; credentials in it (`https://user:token@host/...`) are stored encrypted and never returned. */
-  repositoryUrl: RepositoryUrl,
+  /**
+   * Git repository URL; credentials in it (`https://user:token@host/...`) are stored encrypted and
+   * never returned. Omitted (extension): the project deploys uploaded files only (`slipway deploy`,
+   * docs/api/uploads.md) until a PATCH gives it one.
+   */
+  repositoryUrl: RepositoryUrl.optional(),
   /** Production branch, default `main`. */
   branch: BranchName.optional(),
   /** Framework slug; detected on every build when omitted. */

@@ -18,9 +18,17 @@ export const MissingFilesBody = z.strictObject({
 });
 export type MissingFilesBody = z.infer<typeof MissingFilesBody>;
 
+/** The header an upload carries its grant in (docs/api/uploads.md#uploads-and-the-rate-limit). */
+export const UPLOAD_GRANT_HEADER = 'X-Slipway-Upload-Grant';
+
 export const MissingFiles = z.object({
   /** The hashes this organization has not uploaded yet, in the order asked, without repeats. */
   missing: z.array(Sha256),
+  /**
+   * Present when something is missing: sent as `X-Slipway-Upload-Grant` with the uploads of
+   * those files, it keeps them off the hourly rate limit (for an hour, that many uploads).
+   */
+  uploadGrant: z.string().optional(),
 });
 export type MissingFiles = z.infer<typeof MissingFiles>;
 

@@ -1,32 +1,42 @@
 import { stat } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { basename, resolve, sep } from 'node:path';
+import { findProject } from '../../api/client/find-project.ts';
+import { ApiError } from '../../api/client/index.ts';
+import type { Project } from '../../api/schemas/projects.ts';
 import type { CreateDeploymentBody, Deployment } from '../../api/schemas/deployments.ts';
-import { collectFiles } from '../../api/upload/collect-files.ts';
+import { collectFiles, LEFT_OUT_BY_DEFAULT, SECRETS_LEFT_OUT } from '../../api/upload/collect-files.ts';
 import { countFiles } from '../../api/upload/format.ts';
 import { uploadFiles } from '../../api/upload/upload-files.ts';
-import { type Command, flag, positionals, printJson, str } from '../command.ts';
+import { type Command, flag, type Parsed, positionals, printJson, str } from '../command.ts';
 import { followToEnd, seconds } from '../follow.ts';
 import { gitLabels } from '../git-labels.ts';
 import { uploadProgress } from '../progress.ts';
-import { openSession, targetProject } from '../session.ts';
+import type { Io } from '../io.ts';
+import { writeLink } from '../link-store.ts';
+import { openSession, organizationFor, projectNameFor, type Session, targetProject } from '../session.ts';
 import { UsageError } from '../usage-error.ts';
 
 export const deploy: Command = {
   name: 'deploy',
   summary: 'upload a folder, build it in Slipway, print its URL',
-  help: `Usage: slipway deploy [folder] [--prod] [--prebuilt] [--project <p>] [--org <o>]
+  help: `Usage: slipway deploy [folder] [--prod] [--prebuilt] [--project <p>] [--org <o>] [--yes]
                       [--message <text>] [--no-cache] [--no-wait] [--json]
 
 Uploads the folder (default: the current one) and deploys it: only files Slipway does not
 have yet are sent. Files that .gitignore or .slipwayignore exclude, and .git and .slipway,
-stay behind. Slipway builds the files as it builds a repository, the build log is shown as
-it runs, and the deployment's URL is printed when it is live.
+stay behind; so do .env files (but .env.example, .env.sample, .env.template) and
+node_modules, which deploy names on a "Left out:" line. A negation in .slipwayignore
+(!.env.production) uploads one of those. Slipway builds the files as it builds a repository,
+the build log is shown as it runs, and the deployment's URL is printed when it is live.
 
   --prod         make it the production deployment (default: a preview with its own URL)
   --prebuilt     the folder is build output (e.g. dist): serve it as it is, no build;
-                 only .slipwayignore applies
+                 only .slipwayignore applies, and node_modules is uploaded
   --project, --org
                  the project (name or prj_ id); default the one \`slipway link\` remembered
+  --yes, -y      in a folder not linked yet, create a project named after the folder (in
+                 --org, default your personal organization) and link it, without asking
+                 (on a terminal deploy asks; elsewhere it needs --yes or \`slipway link\`)
   --message      a note shown with the deployment
   --no-cache     build without the project's build cache (and leave it as it is)
   --no-wait      print the deployment's URL once it is queued, without waiting
@@ -35,6 +45,7 @@ it runs, and the deployment's URL is printed when it is live.
 Exits 0 when the deployment is live, 1 when it failed.
 
   slipway deploy                     # preview of the current folder
+  slipway deploy --yes               # the same in a new folder: creates its project first
   npm run build && slipway deploy dist --prebuilt --prod`,
   options: {
     prod: { type: 'boolean' },
@@ -44,6 +55,7 @@ Exits 0 when the deployment is live, 1 when it failed.
     message: { type: 'string' },
     'no-cache': { type: 'boolean' },
     'no-wait': { type: 'boolean' },
+    yes: { type: 'boolean', short: 'y' },
   },
   async run(p, io) {
     const [folder] = positionals(p, ['folder']);
@@ -61,16 +73,21 @@ Exits 0 when the deployment is live, 1 when it failed.
       io,
       { project: str(p, 'project'), org: str(p, 'org') },
       root,
+      () => createAndLink(session, io, p, root),
     );
 
-    const skipped: string[] = [];
+    const leftOut: string[] = [];
     const local = await collectFiles(root, {
       // Build output is often git-ignored (dist/): only .slipwayignore applies to it.
       ignoreFiles: prebuilt ? ['.slipwayignore'] : ['.gitignore', '.slipwayignore'],
-      onSkip: (path, reason) => skipped.push(`${path} (${reason})`),
+      // A server's build output carries its own node_modules (Nitro, Next.js standalone).
+      leaveOut: prebuilt ? SECRETS_LEFT_OUT : LEFT_OUT_BY_DEFAULT,
+      takeBackFile: '.slipwayignore',
+      onLeftOut: (path, isDir, n) => leftOut.push(isDir ? `${path} (${countFiles(n)})` : path),
+      onSkip: (path, reason) => leftOut.push(`${path} (${reason})`),
     });
+    if (leftOut.length) io.err(leftOutLine(leftOut));
     if (local.length === 0) throw new Error(`${root} holds no files to deploy.`);
-    if (skipped.length) io.err(`Left out ${countFiles(skipped.length)}: ${skipped.slice(0, 5).join(', ')}\n`);
     const up = await uploadFiles(session.client.uploads, project.id, local, {
       onProgress: uploadProgress(io),
     });
@@ -108,3 +125,58 @@ Exits 0 when the deployment is live, 1 when it failed.
     return 0;
   },
 };
+
+/** One line naming what stayed behind, and where the rules are. */
+function leftOutLine(names: string[]): string {
+  const shown = names.slice(0, 8).join(', ');
+  const more = names.length > 8 ? ` and ${names.length - 8} more` : '';
+  return `Left out: ${shown}${more} — see docs/cli.md#what-is-uploaded\n`;
+}
+
+/**
+ * A folder that is not linked yet, as Vercel and Netlify do: a project named after the folder
+ * (the current one, or the deployed one when it is elsewhere), for uploaded files, in --org or
+ * the personal organization, linked there. Asked on a terminal; --yes decides; otherwise an
+ * error saying both ways on.
+ */
+async function createAndLink(session: Session, io: Io, p: Parsed, root: string): Promise<Project> {
+  const cwd = resolve(io.cwd);
+  const dir = root === cwd || root.startsWith(`${cwd}${sep}`) ? cwd : root;
+  const name = projectNameFor(basename(dir));
+  if (!flag(p, 'yes') && !io.stdinIsTty) {
+    throw new Error(
+      `No project is linked to ${dir}. Add --yes to create project ${name} for it and link it, ` +
+        'or run `slipway link <project>` there to deploy into a project that exists.',
+    );
+  }
+  const org = await organizationFor(session, str(p, 'org'));
+  if (!flag(p, 'yes')) {
+    const answer = await io.askLine(
+      `No project is linked to ${dir}. Create project ${name} in ${org.name} and link it? [Y/n] `,
+    );
+    if (!/^(y|yes|)$/i.test(answer.trim())) {
+      throw new Error('Nothing was created. `slipway link <project>` links a project that exists.');
+    }
+  }
+  let project: Project;
+  let made = true;
+  try {
+    project = await session.client.projects.create({ name, organizationId: org.id });
+  } catch (err) {
+    if (!(err instanceof ApiError) || err.code !== 'CONFLICT') throw err;
+    project = await findProject(session.client, name, org.id, { who: 'you', orgHint: 'pass --org' });
+    made = false;
+  }
+  await writeLink(dir, {
+    projectId: project.id,
+    projectName: project.name,
+    organizationId: project.organizationId,
+    apiUrl: session.apiUrl,
+  });
+  io.err(
+    made
+      ? `Created project ${project.name} (${project.id}) in ${org.name}, and linked ${dir} to it.\n`
+      : `Linked ${dir} to project ${project.name} (${project.id}), which ${org.name} has already.\n`,
+  );
+  return project;
+}

@@ -3,7 +3,7 @@ import { ApiError } from '../../api/client/index.ts';
 import type { Project } from '../../api/schemas/projects.ts';
 import { type Command, flag, positionals, printJson, str } from '../command.ts';
 import type { Io } from '../io.ts';
-import { openSession, type Session } from '../session.ts';
+import { openSession, organizationFor } from '../session.ts';
 import { table } from '../table.ts';
 import { UsageError } from '../usage-error.ts';
 
@@ -11,15 +11,17 @@ export const projects: Command = {
   name: 'projects',
   summary: 'list and create projects (projects ls, projects create)',
   help: `Usage: slipway projects ls [--org <org>] [--json]
-       slipway projects create <name> --repo <url> [--branch <branch>] [--org <org>] [--exists-ok] [--json]
+       slipway projects create <name> [--repo <url>] [--branch <branch>] [--org <org>] [--exists-ok] [--json]
 
 ls lists the projects of every organization you belong to (or of --org, an id or name):
 name, id, organization and production URL.
 
-create makes a project that builds the repository at --repo (https, ssh, or a path on the
-service's machine) from --branch (default main) in --org (default: your only organization, or
-your personal one). It prints the project's id. With --exists-ok, a project of that name that
-already exists in the organization is not an error: its id is printed (scripts can run twice).`,
+create makes a project in --org (default: your only organization, or your personal one) and
+prints its id. With --repo (https, ssh, or a path on the service's machine) it builds that
+repository from --branch (default main); without, it deploys the folders you upload with
+\`slipway deploy\` (which, in a folder not linked yet, offers to create one). With
+--exists-ok, a project of that name that already exists in the organization is not an error:
+its id is printed (scripts can run twice).`,
   options: {
     org: { type: 'string' },
     repo: { type: 'string' },
@@ -42,7 +44,9 @@ already exists in the organization is not an error: its id is printed (scripts c
       return 0;
     }
     if (all.length === 0) {
-      io.err('No projects yet: create one with `slipway projects create <name> --repo <url>`.\n');
+      io.err(
+        'No projects yet: `slipway deploy` in a folder creates one, or `slipway projects create <name>`.\n',
+      );
       return 0;
     }
     io.out(
@@ -55,30 +59,23 @@ already exists in the organization is not an error: its id is printed (scripts c
   },
 };
 
-/** The organization to create in: --org, else the only one, else the personal one (the first). */
-async function organizationFor(session: Session, org: string | undefined): Promise<string> {
-  if (org) return (await session.client.organizations.get(org)).id;
-  const me = await session.client.user.get();
-  const first = me.organizations[0];
-  if (!first) throw new UsageError('You are in no organization: pass --org, or create one first.');
-  return first.id;
-}
-
 async function create(p: Parameters<Command['run']>[0], io: Io, name: string | undefined): Promise<number> {
   if (!name) throw new UsageError('Missing <name>.');
   const repo = str(p, 'repo');
-  if (!repo) throw new UsageError('Missing --repo <url>: the repository the project builds.');
+  if (repo === '') throw new UsageError('--repo needs the URL of a git repository, or leave it out.');
   const session = await openSession(io);
-  const organizationId = await organizationFor(session, str(p, 'org'));
+  const organizationId = (await organizationFor(session, str(p, 'org'))).id;
   let project: Project;
   try {
     project = await session.client.projects.create({
       name,
-      repositoryUrl: repo,
+      ...(repo ? { repositoryUrl: repo } : {}),
       organizationId,
       ...(str(p, 'branch') ? { branch: str(p, 'branch') } : {}),
     });
-    io.err(`Created project ${project.name} (${project.id}).\n`);
+    io.err(
+      `Created project ${project.name} (${project.id})${repo ? '' : ', for uploaded files: `slipway deploy` in a folder'}.\n`,
+    );
   } catch (err) {
     if (!(err instanceof ApiError) || err.code !== 'CONFLICT' || !flag(p, 'exists-ok')) throw err;
     project = await findProject(session.client, name, organizationId, {

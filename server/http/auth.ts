@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import { ApiError } from '../../api/errors.ts';
 import type { Actor, Deps } from '../services/deps.ts';
+import type { PlanName } from '../lib/plan-limits.ts';
 import type { CachedToken } from '../services/token-cache.ts';
 import { prepared } from '../store/prepared.ts';
 
@@ -14,6 +15,8 @@ export interface Authenticated {
   actor: Actor;
   /** Requests per hour for this token: the best plan among the owner's organizations. */
   hourlyLimit: number;
+  /** That plan. */
+  hourlyPlan: PlanName;
 }
 
 const PLAN_RANK = sql<number>`case o.plan when 'enterprise' then 3 when 'pro' then 2 else 1 end`;
@@ -81,6 +84,7 @@ export async function authenticate(deps: Deps, header: string | undefined): Prom
     );
   }
   const { rank } = token;
+  const hourlyPlan: PlanName = rank === 3 ? 'enterprise' : rank === 2 ? 'pro' : 'free';
   const hourlyLimit = rank === 3 ? deps.config.enterpriseRateLimit : rank === 2 ? 1000 : 100;
   await touchToken(deps, token);
   const scope =
@@ -94,6 +98,7 @@ export async function authenticate(deps: Deps, header: string | undefined): Prom
       ...(token.source === 'github_app' ? { githubApp: true as const } : {}),
     },
     hourlyLimit,
+    hourlyPlan,
   };
 }
 

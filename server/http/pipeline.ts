@@ -1,8 +1,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../api/errors.ts';
+import { UPLOAD_GRANT_HEADER } from '../../api/schemas/uploads.ts';
+import type { PlanName } from '../lib/plan-limits.ts';
 import type { Actor, Deps } from '../services/deps.ts';
+import { readUploadGrant } from '../services/uploads/upload-grant.ts';
 import { authenticate } from './auth.ts';
-import { consumeRateLimit } from './rate-limit.ts';
+import { consumeRateLimit, peekRateLimit, type RateLimitState } from './rate-limit.ts';
+import { rateLimitMessage } from './rate-limit-message.ts';
 import type { Deprecation, RouteSpec } from './route.ts';
 import { checkScope } from './scope.ts';
 
@@ -19,6 +23,8 @@ declare module 'fastify' {
     actor: Actor;
     /** Requests per hour the caller's token allows. */
     hourlyLimit: number;
+    /** The plan that limit comes from. */
+    hourlyPlan: PlanName;
   }
 }
 
@@ -31,9 +37,10 @@ export const SYSTEM_ACTOR: Actor = { userId: '', email: '', tokenId: '' };
 export const authenticateRequest =
   (deps: Deps, spec: Pick<RouteSpec, 'method' | 'url' | 'scoped' | 'githubApp'>) =>
   async (req: FastifyRequest) => {
-    const { actor, hourlyLimit } = await authenticate(deps, req.headers.authorization);
+    const { actor, hourlyLimit, hourlyPlan } = await authenticate(deps, req.headers.authorization);
     req.actor = actor;
     req.hourlyLimit = hourlyLimit;
+    req.hourlyPlan = hourlyPlan;
     if (actor.scope) await checkScope(deps, actor.scope, spec, req.params);
     if (spec.githubApp && !actor.githubApp) {
       // Refused here, before the body is read: a stranger cannot make the service take in 25 MB.
@@ -45,26 +52,46 @@ export const authenticateRequest =
 
 /**
  * preHandler: counts the request in the caller's hourly window, and says what is left. A path
- * naming a project has it read at the same time, with the count (see rate-limit.ts).
+ * naming a project has it read at the same time, with the count (see rate-limit.ts). An upload
+ * carrying an upload grant with uses left counts against the grant instead.
  */
-export const chargeRateLimit = (deps: Deps) => async (req: FastifyRequest, reply: FastifyReply) => {
-  const projectId = (req.params as { projectId?: string } | undefined)?.projectId;
-  const rl = await consumeRateLimit(deps, req.actor.userId, req.hourlyLimit, projectId);
-  if (projectId !== undefined && rl.project !== undefined) {
-    req.actor.preloadedProject = { projectId, row: rl.project };
-  }
+export const chargeRateLimit =
+  (deps: Deps, spec: Pick<RouteSpec, 'uploadGrant'>) => async (req: FastifyRequest, reply: FastifyReply) => {
+    const projectId = (req.params as { projectId?: string } | undefined)?.projectId;
+    if (spec.uploadGrant && projectId !== undefined && (await coveredByGrant(deps, req, projectId))) {
+      showRateLimit(reply, await peekRateLimit(deps, req.actor.userId, req.hourlyLimit));
+      return;
+    }
+    const rl = await consumeRateLimit(deps, req.actor.userId, req.hourlyLimit, projectId);
+    if (projectId !== undefined && rl.project !== undefined) {
+      req.actor.preloadedProject = { projectId, row: rl.project };
+    }
+    showRateLimit(reply, rl);
+    if (!rl.allowed) {
+      const wait = Math.max(1, rl.reset - Math.floor(deps.clock.now().getTime() / 1000));
+      void reply.header('Retry-After', wait);
+      throw new ApiError(
+        'RATE_LIMIT_EXCEEDED',
+        rateLimitMessage(deps.config, req.hourlyPlan, rl.limit, wait),
+      );
+    }
+  };
+
+const showRateLimit = (reply: FastifyReply, rl: RateLimitState) => {
   void reply.header('X-RateLimit-Limit', rl.limit);
   void reply.header('X-RateLimit-Remaining', rl.remaining);
   void reply.header('X-RateLimit-Reset', rl.reset);
-  if (!rl.allowed) {
-    const wait = Math.max(1, rl.reset - Math.floor(deps.clock.now().getTime() / 1000));
-    void reply.header('Retry-After', wait);
-    throw new ApiError(
-      'RATE_LIMIT_EXCEEDED',
-      `Rate limit of ${rl.limit} requests per hour exceeded; retry in ${wait} seconds`,
-    );
-  }
 };
+
+/** Whether the request's upload grant takes this upload (a malformed or foreign one is refused). */
+async function coveredByGrant(deps: Deps, req: FastifyRequest, projectId: string): Promise<boolean> {
+  const header = req.headers[UPLOAD_GRANT_HEADER.toLowerCase()];
+  if (typeof header !== 'string' || header === '') return false;
+  const bucket = readUploadGrant(deps, header, req.actor.userId, projectId);
+  if (!bucket) return false;
+  const { count } = await deps.rateCounts.take(bucket.key, bucket.windowStart, bucket.files);
+  return count !== null;
+}
 
 /** onRequest: a deprecated operation says so, with its end and successor, on every answer. */
 export const announceDeprecation = (d: Deprecation) => async (_req: FastifyRequest, reply: FastifyReply) => {

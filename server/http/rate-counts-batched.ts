@@ -3,6 +3,7 @@ import type { ProjectWithRole } from '../services/access.ts';
 import type { Store } from '../store/db.ts';
 import { prepared } from '../store/prepared.ts';
 import type { Counted, RateCounts } from './rate-counts.ts';
+import { readRateCount } from './rate-counts-memory.ts';
 
 /**
  * The rate-limit counts on PostgreSQL, which several API processes share: every request is
@@ -114,6 +115,10 @@ export function createBatchedRateCounts(store: Pick<Store, 'run'>): RateCounts {
         // After the I/O of this turn: every request that arrived in it joins the batch.
         setImmediate(send);
       }),
+    peek: async (userId, windowStart) => {
+      const [row] = await store.run(readRateCount, userId, windowStart);
+      return Number(row?.count ?? 0);
+    },
     flush,
     close: flush,
   };

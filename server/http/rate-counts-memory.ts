@@ -33,7 +33,7 @@ interface Entry {
   saving: number;
 }
 
-const read = prepared<[string, number], { count: number }>(2, (d, userId, windowStart) =>
+export const readRateCount = prepared<[string, number], { count: number }>(2, (d, userId, windowStart) =>
   d
     .selectFrom('rate_limits')
     .select('count')
@@ -69,7 +69,7 @@ export function createMemoryRateCounts(
   const loading = new Map<string, Promise<Entry>>();
 
   const load = async (key: string, userId: string, windowStart: number): Promise<Entry> => {
-    const [row] = await store.run(read, userId, windowStart);
+    const [row] = await store.run(readRateCount, userId, windowStart);
     // Another request of the same user may have loaded it meanwhile.
     let entry = entries.get(key);
     if (!entry) {
@@ -79,17 +79,20 @@ export function createMemoryRateCounts(
     return entry;
   };
 
-  const count = async (userId: string, windowStart: number, limit: number) => {
+  const entryOf = async (userId: string, windowStart: number) => {
     const key = `${windowStart}:${userId}`;
-    let entry = entries.get(key);
-    if (!entry) {
-      let pending = loading.get(key);
-      if (!pending) {
-        pending = load(key, userId, windowStart).finally(() => loading.delete(key));
-        loading.set(key, pending);
-      }
-      entry = await pending;
+    const entry = entries.get(key);
+    if (entry) return entry;
+    let pending = loading.get(key);
+    if (!pending) {
+      pending = load(key, userId, windowStart).finally(() => loading.delete(key));
+      loading.set(key, pending);
     }
+    return pending;
+  };
+
+  const count = async (userId: string, windowStart: number, limit: number) => {
+    const entry = await entryOf(userId, windowStart);
     if (entry.count >= limit) return null;
     entry.count++;
     entry.unsaved++;
@@ -147,6 +150,7 @@ export function createMemoryRateCounts(
       ]);
       return project === undefined ? { count: counted } : { count: counted, project };
     },
+    peek: async (userId, windowStart) => (await entryOf(userId, windowStart)).count,
     flush,
     async close() {
       clearInterval(timer);

@@ -20,6 +20,8 @@ export interface RateCounts {
    * the caller's role, or null when there is none.
    */
   take(userId: string, windowStart: number, limit: number, projectId?: string): Promise<Counted>;
+  /** The count of a window as it stands, counting nothing (what an uncounted request reports). */
+  peek(userId: string, windowStart: number): Promise<number>;
   /** Settles what is on its way: counts written (SQLite), statements answered (PostgreSQL). */
   flush(): Promise<void>;
   /** Stops taking work on its own and settles what is left. */

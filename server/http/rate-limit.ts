@@ -34,6 +34,18 @@ export async function consumeRateLimit(
   return { allowed: true, limit, remaining: Math.max(0, limit - count), reset, ...read };
 }
 
+/** The caller's window as it stands, counting nothing: what a request an upload grant took reports. */
+export async function peekRateLimit(
+  deps: Pick<Deps, 'clock' | 'rateCounts'>,
+  userId: string,
+  limit: number,
+): Promise<RateLimitState> {
+  const nowSec = Math.floor(deps.clock.now().getTime() / 1000);
+  const windowStart = nowSec - (nowSec % WINDOW_SECONDS);
+  const count = await deps.rateCounts.peek(userId, windowStart);
+  return { allowed: true, limit, remaining: Math.max(0, limit - count), reset: windowStart + WINDOW_SECONDS };
+}
+
 /** Drops windows that have ended; run now and then. */
 export async function pruneRateLimits(deps: Pick<Deps, 'db' | 'clock'>): Promise<void> {
   const nowSec = Math.floor(deps.clock.now().getTime() / 1000);

@@ -79,6 +79,11 @@ export interface RouteSpec<
    * else gets 403 before the body is read (server/http/pipeline.ts).
    */
   githubApp?: true;
+  /**
+   * An upload that an upload grant (`X-Slipway-Upload-Grant`, from `POST .../files/missing`)
+   * keeps off the hourly rate limit (server/services/uploads/upload-grant.ts).
+   */
+  uploadGrant?: true;
   /** Open to tokens from GitHub Actions trust policies, within their project (server/http/scope.ts). */
   scoped?: ScopedAccess;
   handler: (ctx: HandlerContext<z.infer<B>, z.infer<Q>, z.infer<P>>) => Promise<HandlerResult>;
@@ -97,6 +102,7 @@ export const route = <B extends z.ZodType, Q extends z.ZodType, P extends z.ZodT
 export function registerRoutes(app: FastifyInstance, deps: Deps, specs: RouteSpec[]): void {
   app.decorateRequest('actor', null as unknown as Actor);
   app.decorateRequest('hourlyLimit', 0);
+  app.decorateRequest('hourlyPlan', 'free');
   app.decorateRequest('idempotencyClaim', null);
   app.setValidatorCompiler(zodValidatorCompiler);
   app.setSerializerCompiler(zodSerializerCompiler);
@@ -126,7 +132,7 @@ function routeOptions(deps: Deps, spec: RouteSpec): RouteOptions {
       ...(authenticated ? [authenticateRequest(deps, spec)] : []),
     ],
     preHandler: [
-      ...(authenticated ? [chargeRateLimit(deps)] : []),
+      ...(authenticated ? [chargeRateLimit(deps, spec)] : []),
       ...(idempotent ? [idempotent.preHandler] : []),
     ],
     ...(idempotent ? { onSend: idempotent.onSend, onResponse: idempotent.onResponse } : {}),

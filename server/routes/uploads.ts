@@ -27,9 +27,10 @@ export const uploadRoutes = [
     method: 'PUT',
     url: '/v1/projects/:projectId/files/:sha256',
     scoped: 'write',
+    uploadGrant: true,
     tag: 'uploads',
     summary:
-      "Upload a file's bytes, named by their SHA-256 (extension); 201 when new, 200 when already there, 413 QUOTA_EXCEEDED past the plan's storage",
+      "Upload a file's bytes, named by their SHA-256 (extension); 201 when new, 200 when already there, 413 QUOTA_EXCEEDED past the plan's storage; with X-Slipway-Upload-Grant, off the hourly rate limit",
     params: FileParams,
     rawBody: true,
     response: UploadedFile,

@@ -3,7 +3,7 @@ import { chmodSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, expect, it } from 'vitest';
-import { collectFiles } from '../../api/upload/collect-files.ts';
+import { collectFiles, LEFT_OUT_BY_DEFAULT } from '../../api/upload/collect-files.ts';
 
 const dirs: string[] = [];
 afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -65,4 +65,43 @@ it('collects what git would commit and .slipwayignore allows, hashed, in a stabl
   const all = await collectFiles(root);
   expect(all.map((f) => f.path)).toContain('node_modules/x/index.js');
   expect(all.map((f) => f.path)).not.toContain('.git/HEAD');
+});
+
+it('leaves out what `leaveOut` names at any depth, telling how much; only the take-back file brings one back', async () => {
+  const root = tree({
+    'index.html': 'hi',
+    '.env': 'A=1',
+    '.env.local': 'B=2',
+    '.env.example': 'A=',
+    '.envrc': 'export C=3',
+    'apps/web/.env.production.local': 'D=4',
+    'apps/web/.env.production': 'E=5',
+    'apps/web/.slipwayignore': '!.env.production\n',
+    // A .gitignore negation is not the explicit choice: it stays out.
+    '.gitignore': '!.env\n',
+    'node_modules/a/index.js': 'x',
+    'node_modules/a/lib/b.js': 'y',
+    'node_modules/.bin/c': 'z',
+  });
+  const leftOut: string[] = [];
+  const files = await collectFiles(root, {
+    ignoreFiles: ['.gitignore', '.slipwayignore'],
+    leaveOut: LEFT_OUT_BY_DEFAULT,
+    takeBackFile: '.slipwayignore',
+    onLeftOut: (path, isDir, n) => leftOut.push(`${path}${isDir ? ` ${n}` : ''}`),
+  });
+  expect(files.map((f) => f.path)).toEqual([
+    '.env.example',
+    '.gitignore',
+    'apps/web/.env.production',
+    'apps/web/.slipwayignore',
+    'index.html',
+  ]);
+  expect(leftOut).toEqual([
+    '.env',
+    '.env.local',
+    '.envrc',
+    'apps/web/.env.production.local',
+    'node_modules/ 3',
+  ]);
 });

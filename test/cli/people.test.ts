@@ -73,8 +73,28 @@ describe('slipway, the people’s CLI', { timeout: 120_000 }, () => {
     const run = await cli(['deploy']);
     expect(run.code).toBe(1);
     expect(run.stderr).toBe(
-      `slipway: No project is linked to ${site}: run \`slipway link <project>\` there, or pass --project.\n`,
+      `slipway: No project is linked to ${site}. Add --yes to create project site for it and link it, ` +
+        'or run `slipway link <project>` there to deploy into a project that exists.\n',
     );
+  });
+
+  it('on a terminal, deploy in a folder not linked asks before creating its project', async () => {
+    const dir = join(root, 'asked');
+    write(join(dir, 'index.html'), '<h1>asked</h1>');
+    const no = await cli(['deploy'], { cwd: dir, terminal: { answers: ['n'] } });
+    expect(no.code).toBe(1);
+    expect(no.stderr).toMatch(
+      /^No project is linked to \S+asked\. Create project asked in \S+ and link it\? \[Y\/n\] n\n/,
+    );
+    expect(no.stderr).toContain(
+      'slipway: Nothing was created. `slipway link <project>` links a project that exists.',
+    );
+    const yes = await cli(['deploy'], { cwd: dir, terminal: { answers: [''] } });
+    expect(yes.code, yes.stderr).toBe(0);
+    expect(yes.stderr).toMatch(/Created project asked \(prj_\w+\) in \S+, and linked \S+asked to it\./);
+    expect(await body(yes.stdout.trim())).toBe('<h1>asked</h1>');
+    const made = /Created project asked \((prj_\w+)\)/.exec(yes.stderr)![1]!;
+    await s.client(token).projects.delete(made);
   });
 
   it('link remembers the project named like the folder, in a file git ignores', async () => {
@@ -250,10 +270,19 @@ describe('slipway, the people’s CLI', { timeout: 120_000 }, () => {
       '--exists-ok',
     ]);
     expect(ok).toMatchObject({ code: 0, stdout: `${id}\n` });
-    const missing = await cli(['projects', 'create', 'no-repo']);
-    expect(missing.code).toBe(2);
-    expect(missing.stderr).toContain('Missing --repo <url>');
     await s.client(token).projects.delete(id);
+    // Without --repo: a project for uploaded files.
+    const uploads = await cli(['projects', 'create', 'no-repo']);
+    expect(uploads.code, uploads.stderr).toBe(0);
+    const uploadsId = uploads.stdout.trim();
+    expect(uploads.stderr).toBe(
+      `Created project no-repo (${uploadsId}), for uploaded files: \`slipway deploy\` in a folder.\n`,
+    );
+    expect((await s.client(token).projects.get(uploadsId)).repositoryUrl).toBeNull();
+    const empty = await cli(['projects', 'create', 'empty-repo', '--repo', '']);
+    expect(empty.code).toBe(2);
+    expect(empty.stderr).toContain('--repo needs the URL of a git repository, or leave it out.');
+    await s.client(token).projects.delete(uploadsId);
   });
 
   it('bad input is named and changes nothing; API errors print their message, not a stack', async () => {

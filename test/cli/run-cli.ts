@@ -13,6 +13,8 @@ export interface CliPlace {
   home: string;
   env?: Record<string, string | undefined>;
   stdin?: string;
+  /** Standard input is a terminal, and these are the lines typed at each question. */
+  terminal?: { answers: string[] };
 }
 
 /**
@@ -26,8 +28,15 @@ export async function runCli(argv: string[], place: CliPlace): Promise<CliRun> {
     out: (t) => void (stdout += t),
     err: (t) => void (stderr += t),
     readStdin: async () => place.stdin ?? '',
-    stdinIsTty: false,
+    stdinIsTty: place.terminal !== undefined,
     askSecret: () => Promise.reject(new Error('no terminal in tests')),
+    askLine: async (prompt) => {
+      stderr += prompt;
+      const answer = place.terminal?.answers.shift();
+      if (answer === undefined) throw new Error(`nothing typed at "${prompt}"`);
+      stderr += `${answer}\n`;
+      return answer;
+    },
     errIsTty: false,
     env: { SLIPWAY_CONFIG_DIR: `${place.home}/.config/slipway`, ...place.env },
     cwd: place.cwd,

@@ -83,7 +83,8 @@ describe('the README quick start', () => {
     );
     const r = await run(script);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout.trim()).toMatch(/^http:\/\/hello\.localhost:\d+$/);
+    expect(r.stdout.trim()).toMatch(/^http:\/\/site\.localhost:\d+$/);
+    expect(r.stderr).toMatch(/Created project site \(prj_\w+\) in you, and linked \S+\/site to it\./);
   });
 
   it('shows the API’s refusal in words when a step fails', async () => {

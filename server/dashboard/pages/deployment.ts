@@ -52,7 +52,8 @@ export function deploymentPage(view: View, data: DeploymentPageData) {
   const { deployment: d, project, log, now } = data;
   const path = `${base}/deployments/${d.id}`;
   const actions = actionsFor(d, project, data.role);
-  const commitUrl = d.commitHash ? gitHubCommitUrl(project.repositoryUrl, d.commitHash) : null;
+  const commitUrl =
+    d.commitHash && project.repositoryUrl ? gitHubCommitUrl(project.repositoryUrl, d.commitHash) : null;
   const streaming = !FINAL.has(d.status) && log.type === 'build';
   const lastId = log.lines.at(-1)?.id ?? 0;
   return layout(view, {

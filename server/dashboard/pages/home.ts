@@ -40,7 +40,9 @@ export function homePage(
                               (p) =>
                                 html`<li class="card">
                                   <a class="title" href="${base}/projects/${p.id}">${p.name}</a>
-                                  <span class="muted">${p.repositoryUrl} · ${p.branch}</span>
+                                  <span class="muted"
+                                    >${p.repositoryUrl ?? 'uploaded files'} · ${p.branch}</span
+                                  >
                                   ${p.deploymentUrl ? html`<a href="${p.deploymentUrl}">${p.deploymentUrl}</a>` : html`<span class="muted">no production deployment yet</span>`}
                                   <span class="muted"
                                     >created

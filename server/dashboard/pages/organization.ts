@@ -51,7 +51,7 @@ export function organizationPage(
                   (p) =>
                     html`<tr>
                       <td><a href="${base}/projects/${p.id}">${p.name}</a></td>
-                      <td>${p.repositoryUrl} <span class="muted">${p.branch}</span></td>
+                      <td>${p.repositoryUrl ?? 'uploaded files'} <span class="muted">${p.branch}</span></td>
                       <td>
                         ${p.deploymentUrl ? html`<a href="${p.deploymentUrl}">${p.deploymentUrl}</a>` : html`<span class="muted">none yet</span>`}
                       </td>

@@ -61,7 +61,10 @@ export function projectPage(view: View, data: ProjectPageData) {
     'deployments',
     html`<dl class="facts">
         <dt>Repository</dt>
-        <dd>${project.repositoryUrl} <span class="muted">branch ${project.branch}</span></dd>
+        <dd>
+          ${project.repositoryUrl ?? 'none (deploys uploaded files)'}
+          <span class="muted">branch ${project.branch}</span>
+        </dd>
         <dt>Production</dt>
         <dd>
           ${

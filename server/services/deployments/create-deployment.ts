@@ -1,9 +1,11 @@
+import { ApiError } from '../../../api/errors.ts';
 import type { CreateDeploymentBody, Deployment } from '../../../api/schemas/deployments.ts';
 import type { SettleHook } from '../../payments/method.ts';
 import { requireProject } from '../access.ts';
 import { checkDeploymentFiles } from '../uploads/deployment-files.ts';
 import type { Actor, Deps } from '../deps.ts';
 import { type BuildSpec, decideBuildSpec, encodeBuildSpec } from '../../builder/build-spec.ts';
+import { NO_REPOSITORY } from '../projects/stored-repository.ts';
 import { assertDeployable } from './find-deployment.ts';
 import { afterQueued, queueDeployment } from './queue-deployment.ts';
 import { toDeployment } from './to-deployment.ts';
@@ -23,6 +25,14 @@ export async function createDeployment(
 ): Promise<Deployment> {
   const { project } = await requireProject(deps, actor, projectId, 'developer');
   assertDeployable(project);
+  if (!body.files && project.repository_url === NO_REPOSITORY) {
+    throw ApiError.validation([
+      {
+        path: 'files',
+        message: `is required: project ${project.name} has no repository to build from, so it deploys uploaded files only (\`slipway deploy\` in a folder, or files in this body: docs/api/uploads.md); to build from git, give it one with PATCH /v1/projects/${project.id} {"repositoryUrl":"..."}`,
+      },
+    ]);
+  }
   const branch = body.branch ?? project.branch;
   const files = body.files ? await checkDeploymentFiles(deps, project.organization_id, body.files) : null;
   const target = body.target ?? (branch === project.branch ? 'production' : 'preview');

@@ -8,7 +8,7 @@ import { allocateProductionHost } from './allocate-production-host.ts';
 import { buildSettingsOf } from './build-settings-of.ts';
 import { checkRepositoryUrl } from './check-repository-url.ts';
 import { requireOrganization } from '../organizations/find-organization.ts';
-import { storedRepository } from './stored-repository.ts';
+import { NO_REPOSITORY, storedRepository } from './stored-repository.ts';
 import { toProject } from './to-project.ts';
 
 /** `settle` (paid operations) runs inside the transaction, so the payment commits with the project. */
@@ -19,8 +19,11 @@ export async function createProject(
   settle?: SettleHook,
 ): Promise<Project> {
   const { org } = await requireOrganization(deps, actor, body.organizationId, 'developer');
-  await checkRepositoryUrl(deps, body.repositoryUrl);
-  const repository = storedRepository(deps, body.repositoryUrl, null);
+  let repository = { repository_url: NO_REPOSITORY, repository_credentials: null as string | null };
+  if (body.repositoryUrl !== undefined) {
+    await checkRepositoryUrl(deps, body.repositoryUrl);
+    repository = storedRepository(deps, body.repositoryUrl, null);
+  }
   const now = deps.clock.now().toISOString();
   try {
     const row = await deps.db.transaction().execute(async (tx) => {

@@ -3,6 +3,12 @@ import type { Deps } from '../deps.ts';
 import { MASK, sealCredentials, splitRepositoryCredentials } from '../repository-credentials.ts';
 
 /**
+ * What `repository_url` holds for a project without a repository (it deploys uploaded files
+ * only): the column is NOT NULL on every database made so far, and no git URL is empty.
+ */
+export const NO_REPOSITORY = '';
+
+/**
  * The repository URL as stored: credentials split off and encrypted. `***` in place of
  * credentials means "keep the stored ones" (what a client read back from the API); there must be
  * some to keep.

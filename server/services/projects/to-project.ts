@@ -2,13 +2,17 @@ import type { Project } from '../../../api/schemas/projects.ts';
 import type { ProjectRow } from '../access.ts';
 import type { Deps } from '../deps.ts';
 import { maskedRepositoryUrl } from '../repository-credentials.ts';
+import { NO_REPOSITORY } from './stored-repository.ts';
 
 /** A stored project as the wire shows it: credentials masked, the production URL once it has one. */
 export function toProject(deps: Pick<Deps, 'urls'>, row: ProjectRow): Project {
   return {
     id: row.id,
     name: row.name,
-    repositoryUrl: maskedRepositoryUrl(row.repository_url, row.repository_credentials !== null),
+    repositoryUrl:
+      row.repository_url === NO_REPOSITORY
+        ? null
+        : maskedRepositoryUrl(row.repository_url, row.repository_credentials !== null),
     branch: row.branch,
     framework: row.framework,
     organizationId: row.organization_id,

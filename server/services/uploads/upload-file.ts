@@ -5,6 +5,7 @@ import { createUploadStore, UploadRefused } from '../../uploads/upload-store.ts'
 import { requireProject } from '../access.ts';
 import type { Actor, Deps } from '../deps.ts';
 import { chargeUpload, checkRoom, type UploadPayer } from './upload-quota.ts';
+import { issueUploadGrant } from './upload-grant.ts';
 
 /** Touches an upload the organization keeps already, so the clean-up keeps it. */
 async function touchUpload(deps: Deps, organizationId: string, sha256: string): Promise<void> {
@@ -102,5 +103,7 @@ export async function missingFiles(
       .execute();
     for (const r of rows) have.add(r.sha256);
   }
-  return { missing: unique.filter((h) => !have.has(h)) };
+  const missing = unique.filter((h) => !have.has(h));
+  if (missing.length === 0) return { missing };
+  return { missing, uploadGrant: issueUploadGrant(deps, actor.userId, project.id, missing.length) };
 }
