@@ -43,6 +43,9 @@ export function renderComment(v: CommentView): string {
       [[status, d.status === 'live' ? link(url) : '–', shortCommit(d.commitHash), `\`${d.id}\``]],
     ),
   ];
+  // The branch's URL serves its newest live preview: shown from the start, as one may be live.
+  if (d.branchUrl)
+    lines.push('', `Branch URL: ${link(d.branchUrl)} (always the newest live preview of the branch)`);
   if (v.failure)
     lines.push(
       '',

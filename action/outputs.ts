@@ -4,6 +4,7 @@ import type { StepResult } from './step.ts';
 export const OUTPUT_NAMES = [
   'deployment-id',
   'url',
+  'branch-url',
   'status',
   'target',
   'project-id',
@@ -22,6 +23,7 @@ export function outputsOf(result: StepResult): Record<OutputName, string> {
   return {
     'deployment-id': d?.id ?? '',
     url: d?.url ?? '',
+    'branch-url': d?.branchUrl ?? '',
     status: d?.status ?? '',
     target: d?.target ?? '',
     'project-id': result.project.id,

@@ -29,6 +29,11 @@ export function renderSummary(result: StepResult, ctx: RunContext): string {
     );
   }
   const facts = [`Production URL: ${link(result.productionUrl)}`];
+  const branchUrl = result.deployment?.branchUrl;
+  if (branchUrl)
+    facts.push(
+      `Branch URL: ${link(branchUrl)} (the newest live preview of \`${cell(result.deployment!.branch)}\`)`,
+    );
   if (result.waitedMs !== null) facts.push(`Waited: ${cellDuration(result.waitedMs)}`);
   if (result.healthCheck) {
     const hc = result.healthCheck;

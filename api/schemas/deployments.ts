@@ -41,6 +41,12 @@ export const Deployment = z.object({
   deployDurationMs: z.number().nullable(),
   /** The deployment's own URL; it keeps serving this deployment. */
   url: z.string(),
+  /**
+   * A preview's branch URL: it serves the newest live preview of the deployment's branch
+   * (docs/edge.md#branch-urls). Null for production deployments, whose URL is the project's
+   * (extension; absent from servers before it).
+   */
+  branchUrl: z.string().nullable().optional(),
   /** Why the deployment failed (extension). */
   errorMessage: z.string().nullable(),
   /** Id of the deployment this one rolled back from. */

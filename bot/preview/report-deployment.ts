@@ -86,6 +86,7 @@ export async function reportDeployment(
               sha: tag.sha,
               status: d.status,
               url: d.url,
+              branchUrl: d.branchUrl ?? null,
               logsUrl: checkUrl(gh, run),
               dashboardUrl: d.dashboardUrl ?? null,
               error: d.errorMessage,

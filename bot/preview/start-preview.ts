@@ -89,6 +89,7 @@ export async function startPreview(
       sha,
       status: deployment.status,
       url: deployment.url,
+      branchUrl: deployment.branchUrl ?? null,
       logsUrl: check.url,
       dashboardUrl: deployment.dashboardUrl ?? null,
       error: null,

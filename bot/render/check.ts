@@ -16,6 +16,10 @@ function facts(d: Deployment): string {
   ].join('\n');
 }
 
+/** The branch URL's line under the preview's own URL, when the deployment has one. */
+const branchLine = (d: Deployment) =>
+  d.branchUrl ? `\n\n**Branch URL:** ${d.branchUrl} (always the newest live preview of \`${d.branch}\`)` : '';
+
 /** The tail of a build log as a fenced block that no line of the log can close early. */
 export function logBlock(log: string): string {
   const fence = '`'.repeat(Math.max(3, ...[...log.matchAll(/`+/g)].map((m) => m[0].length + 1)));
@@ -27,7 +31,7 @@ export function previewCheckOutput(d: Deployment, logTail?: string): CheckOutput
   if (d.status === 'live') {
     return {
       title: 'Preview is live',
-      summary: `**Preview:** ${d.url}\n\n${facts(d)}\n\nClick **Promote** to make this preview production, or **Redeploy** to build it again.`,
+      summary: `**Preview:** ${d.url}${branchLine(d)}\n\n${facts(d)}\n\nClick **Promote** to make this preview production, or **Redeploy** to build it again.`,
     };
   }
   if (d.status === 'failed') {

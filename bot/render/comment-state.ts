@@ -21,6 +21,11 @@ export const CommentState = z.object({
       status: PreviewStatus,
       /** The deployment's own URL. */
       url: z.string().nullable(),
+      /**
+       * The branch's URL, which serves its newest live preview (docs/edge.md#branch-urls); absent
+       * in older comments and from servers before branch URLs.
+       */
+      branchUrl: z.string().nullable().optional(),
       /** The check run's page, which holds the log tail. */
       logsUrl: z.string().nullable(),
       /** The deployment's page in Slipway's dashboard (its whole log, live); absent in older comments. */

@@ -21,6 +21,12 @@ function previewTable(p: NonNullable<CommentState['preview']>, updatedAt: string
     `| **Commit** | ${shortSha(p.sha)} |`,
     `| **Status** | ${status} |`,
     `| **Preview** | ${preview} |`,
+    // The branch's URL serves its newest live preview, so it is worth showing while this one builds.
+    ...(p.branchUrl && p.status !== 'failed'
+      ? [
+          `| **Branch URL** | [${new URL(p.branchUrl).host}](${p.branchUrl}) (always the newest live preview of the branch) |`,
+        ]
+      : []),
     ...(p.dashboardUrl
       ? [`| **Logs** | [Build log](${p.dashboardUrl})${p.logsUrl ? ` · [Check run](${p.logsUrl})` : ''} |`]
       : p.logsUrl

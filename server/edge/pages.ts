@@ -50,6 +50,11 @@ export const EDGE_PAGES = {
     title: 'No production deployment yet',
     message: `The project served at ${host} has no live production deployment yet. Deploy its production branch to publish it.`,
   }),
+  noBranchDeployment: (host: string): EdgePage => ({
+    status: 404,
+    title: 'No live preview of this branch yet',
+    message: `${host} serves the newest live preview of its branch, and none has gone live yet. It will serve the first one that does.`,
+  }),
   failed: (deploymentId: string): EdgePage => ({
     status: 404,
     title: 'Deployment failed',

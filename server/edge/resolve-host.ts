@@ -58,6 +58,8 @@ export type Resolution =
   | { kind: 'unknown' }
   | { kind: 'suspended'; projectId: string }
   | { kind: 'no-production'; projectId: string }
+  /** A branch URL whose branch has no live preview yet. */
+  | { kind: 'no-branch-deployment'; projectId: string }
   | {
       kind: 'not-ready';
       projectId: string;
@@ -314,9 +316,10 @@ export function createHostResolver(deps: ResolverDeps, opts: ResolverOptions = {
 
   /**
    * A service-domain label in one round trip: the project whose production host it is, with that
-   * project's production deployment (`via` 1), and the deployment whose host it is (`via` 0: a
-   * deployment's URL wins). Three queries in turn before; a health probe of a production URL,
-   * which is rarely in the cache, paid all three.
+   * project's production deployment (`via` 1), the deployment whose host it is (`via` 0: a
+   * deployment's URL wins), and the branch URL it is, with the preview it serves (`via` 2: last;
+   * allocation keeps branch labels clear of the others). Three queries in turn before; a health
+   * probe of a production URL, which is rarely in the cache, paid all three.
    */
   const labelRows = (label: string) =>
     db
@@ -335,6 +338,15 @@ export function createHostResolver(deps: ResolverDeps, opts: ResolverOptions = {
           .select([sql<number>`0`.as('via'), ...LABEL_COLUMNS])
           .where('d.host', '=', label),
       )
+      .unionAll(
+        db
+          .selectFrom('branch_aliases as a')
+          .innerJoin('projects as p', 'p.id', 'a.project_id')
+          .leftJoin('deployments as d', 'd.id', 'a.deployment_id')
+          .leftJoin('deployments as src', 'src.id', 'd.source_deployment_id')
+          .select([sql<number>`2`.as('via'), ...LABEL_COLUMNS])
+          .where('a.host', '=', label),
+      )
       .execute();
 
   const lookup = async (host: string): Promise<Resolution> => {
@@ -350,12 +362,20 @@ export function createHostResolver(deps: ResolverDeps, opts: ResolverOptions = {
         if (d.status === 'live' || d.status === 'deploying') return toTarget(d, d.framework);
         return { kind: 'not-ready', projectId: d.project_id, deploymentId: d.id, status: d.status };
       }
-      const p = rows[0];
+      const p = rows.find((r) => Number(r.via) === 1);
       if (p) {
         const early = notServing({ ...p, id: p.project_id, status: p.project_status });
         if (early) return early;
         if (!p.id || !p.target) return { kind: 'no-production', projectId: p.project_id };
         return toTarget({ ...p, id: p.id, target: p.target }, p.framework);
+      }
+      // A branch URL: the newest live preview of its branch, served like the deployment's own URL.
+      const b = rows.find((r) => Number(r.via) === 2);
+      if (b) {
+        if (b.deleted_at !== null || b.project_status === 'deleted') return { kind: 'unknown' };
+        if (b.project_status === 'suspended') return { kind: 'suspended', projectId: b.project_id };
+        if (!b.id || !b.target) return { kind: 'no-branch-deployment', projectId: b.project_id };
+        return toTarget({ ...b, id: b.id, target: b.target }, b.framework);
       }
     }
     const domain = await db

@@ -158,6 +158,8 @@ export function createEdgeServer(opts: EdgeServerOptions): Server {
         return page(req, res, counter, EDGE_PAGES.suspended(host));
       case 'no-production':
         return page(req, res, counter, EDGE_PAGES.noProduction(host));
+      case 'no-branch-deployment':
+        return page(req, res, counter, EDGE_PAGES.noBranchDeployment(host));
       case 'not-ready':
         res.setHeader(DEPLOYMENT_HEADER, r.deploymentId);
         return page(

@@ -119,6 +119,28 @@ export interface DeploymentsTable {
   framework: string | null;
   /** JSON BuildSpec (server/builder/build-spec.ts), decided when queued; null for a rollback (it reuses a build). */
   build_spec: string | null;
+  /** A preview's branch URL label (`branch_aliases.host`), set when queued; null for production. */
+  branch_host: string | null;
+  /** A preview's place among its branch's previews, in the order they were queued (1, 2, ...). */
+  branch_seq: number | null;
+}
+
+/**
+ * A branch's stable URL (docs/edge.md#branch-urls): `host` serves `deployment_id`, the newest
+ * preview of the branch that went live (null until one has).
+ */
+export interface BranchAliasesTable {
+  project_id: string;
+  branch: string;
+  /** Host label, unique across aliases and kept clear of production and deployment hosts. */
+  host: string;
+  deployment_id: string | null;
+  /** `deployments.branch_seq` of `deployment_id`: the alias only moves to a higher one. */
+  deployment_seq: number | null;
+  /** How many previews of the branch were queued: the last `branch_seq` given. */
+  previews: Generated<number>;
+  created_at: string;
+  updated_at: string;
 }
 
 export interface UploadedFilesTable {
@@ -450,6 +472,7 @@ export interface Database {
   memberships: MembershipsTable;
   projects: ProjectsTable;
   deployments: DeploymentsTable;
+  branch_aliases: BranchAliasesTable;
   deployment_logs: DeploymentLogsTable;
   jobs: JobsTable;
   domains: DomainsTable;

@@ -92,6 +92,8 @@ describe('the action: deploy, preview, promote, roll back', () => {
     expect(r.outputs).toEqual({
       'deployment-id': d.id,
       url: d.url,
+      // A production deployment has no branch URL: the production URL is its.
+      'branch-url': '',
       status: 'live',
       target: 'production',
       'project-id': project.id,
@@ -161,6 +163,11 @@ describe('the action: deploy, preview, promote, roll back', () => {
     const d1 = await api().deployments.get(r1.outputs['deployment-id']!);
     expect(d1).toMatchObject({ branch: 'feature', commitHash: first, target: 'preview' });
     expect(await (await s.fetchFromEdge(d1.url)).text()).toBe('<h1>v2</h1>');
+    // The branch URL serves the preview too, and follows the next one.
+    expect(d1.branchUrl).toMatch(/^http:\/\/site-git-feature\.localhost:\d+$/);
+    expect(r1.outputs['branch-url']).toBe(d1.branchUrl);
+    expect(await (await s.fetchFromEdge(d1.branchUrl!)).text()).toBe('<h1>v2</h1>');
+    expect(r1.summary).toContain(`Branch URL: [${d1.branchUrl}](${d1.branchUrl})`);
 
     const marker = `<!-- slipway:action:${project.id} -->`;
     expect(gh.state.comments).toHaveLength(1);
@@ -169,6 +176,7 @@ describe('the action: deploy, preview, promote, roll back', () => {
     expect(comment.body.startsWith(marker)).toBe(true);
     expect(comment.body).toContain('✅ Live');
     expect(comment.body).toContain(`[${d1.url}](${d1.url})`);
+    expect(comment.body).toContain(`Branch URL: [${d1.branchUrl}](${d1.branchUrl})`);
     expect(comment.body).toContain(`\`${first.slice(0, 7)}\``);
     const preview = gh.state.deployments.find((d) => d.environment === 'preview/pr-7')!;
     expect(preview).toMatchObject({ ref: first, transient_environment: true, production_environment: false });
@@ -183,6 +191,8 @@ describe('the action: deploy, preview, promote, roll back', () => {
     expect(r2.error).toBeNull();
     const d2 = r2.outputs['deployment-id']!;
     expect(d2).not.toBe(d1.id);
+    expect(r2.outputs['branch-url']).toBe(d1.branchUrl);
+    expect(await (await s.fetchFromEdge(d1.branchUrl!)).text()).toBe('<h1>v3</h1>');
     expect(gh.state.comments).toHaveLength(1);
     expect(gh.state.comments[0]!.id).toBe(comment.id);
     expect(gh.state.comments[0]!.body).toContain(d2);

@@ -67,16 +67,23 @@ describe('previews of pull requests', () => {
     expect(done.actions.map((a: any) => a.identifier)).toEqual(['redeploy', 'promote']);
     expect(await (await h.stack.fetchFromEdge(live.url)).text()).toBe('<h1>hello from pr 2</h1>');
 
+    // The branch's URL serves this preview too, and is shown beside its own.
+    expect(live.branchUrl).toBe(`http://hello-world-git-feature-2.localhost:${h.stack.edgePort}`);
+    expect(await (await h.stack.fetchFromEdge(live.branchUrl!)).text()).toBe('<h1>hello from pr 2</h1>');
     const names = {
       [deploymentId]: '<dpl>',
       [sha]: '<sha>',
       [live.url]: '<url>',
       [new URL(live.url).host]: '<host>',
+      [live.branchUrl!]: '<branch-url>',
+      [new URL(live.branchUrl!).host]: '<branch-host>',
     };
     expect(normalise(`${done.output.title}\n\n${done.output.summary}`, names)).toMatchInlineSnapshot(`
       "Preview is live
 
       **Preview:** <url>
+
+      **Branch URL:** <branch-url> (always the newest live preview of \`feature-2\`)
 
       | Deployment | Commit | Branch | Build | Deploy |
       | :-- | :-- | :-- | :-- | :-- |
@@ -104,6 +111,7 @@ describe('previews of pull requests', () => {
       | **Commit** | \`<sha7>\` |
       | **Status** | ✅ Live |
       | **Preview** | [<host>](<url>) |
+      | **Branch URL** | [<branch-host>](<branch-url>) (always the newest live preview of the branch) |
       | **Logs** | [Build log](<dashboard-url>) · [Check run](<check-url>) |
       | **Updated** | <time> |
 

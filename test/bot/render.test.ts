@@ -68,6 +68,15 @@ describe('the pull request comment', () => {
       <!-- slipway-bot:state eyJwcmV2aWV3Ijp7ImRlcGxveW1lbnRJZCI6ImRwbF9BQUFBQUFBQUFBQUFBQUFBQUFBQSIsInNoYSI6IjAxMjM0NTY3ODlhYmNkZWYwMTIzNDU2Nzg5YWJjZGVmMDEyMzQ1NjciLCJzdGF0dXMiOiJsaXZlIiwidXJsIjoiaHR0cDovL3NpdGUtYWJjMTIzLmxvY2FsaG9zdDozMDAxIiwibG9nc1VybCI6Imh0dHBzOi8vZ2l0aHViLmNvbS9vY3RvL3NpdGUvcnVucy83NyIsImVycm9yIjpudWxsfSwicHJvZHVjdGlvbiI6bnVsbCwibm90ZXMiOltdLCJjbG9zZWQiOmZhbHNlLCJ1cGRhdGVkQXQiOiIyMDI2LTExLTIyVDEwOjAwOjEzLjAwMFoifQ -->"
     `);
     expect(decodeState(body)).toEqual(state());
+    // With a branch URL (servers since branch URLs): a row of its own, while building too.
+    const branchUrl = 'http://site-git-feature-login.localhost:3001';
+    for (const status of ['building', 'live'] as const) {
+      const withBranch = renderComment(state({ preview: { ...state().preview!, status, branchUrl } }));
+      expect(withBranch).toContain(
+        `| **Branch URL** | [site-git-feature-login.localhost:3001](${branchUrl}) (always the newest live preview of the branch) |`,
+      );
+      expect(decodeState(withBranch)?.preview?.branchUrl).toBe(branchUrl);
+    }
   });
 
   it('shows a failure, a promotion, notes and closing', () => {
@@ -199,6 +208,14 @@ describe('the check output', () => {
         "title": "Preview is live",
       }
     `);
+    // A preview with a branch URL shows it under its own.
+    const withBranch = previewCheckOutput(
+      deployment({ branchUrl: 'http://site-git-feature-login.localhost:3001' }),
+    ).summary;
+    expect(withBranch.split('\n\n').slice(0, 2)).toEqual([
+      '**Preview:** http://site-abc123.localhost:3001',
+      '**Branch URL:** http://site-git-feature-login.localhost:3001 (always the newest live preview of `feature/login`)',
+    ]);
     expect(
       previewCheckOutput(
         deployment({ status: 'failed', errorMessage: 'Build failed: "npm run build" exited with code 2.' }),

@@ -142,6 +142,8 @@ export function deploymentRow(
     source: 'git',
     build_spec: null,
     framework: null,
+    branch_host: null,
+    branch_seq: null,
     ...values,
   };
 }

@@ -157,6 +157,25 @@ describe('dashboard', () => {
     expect(d.body).toContain('href="https://github.com/acme/site/commit/abcdef1234567"');
   });
 
+  it('shows a preview’s branch URL on its page and links the branch to it in the list', async () => {
+    const res = await t.call(alice, 'POST', `/v1/projects/${projectId}/deployments`, {
+      branch: 'feature/login',
+    });
+    expect(res.status).toBe(201);
+    const preview = res.body.data as { id: string; branchUrl: string };
+    expect(preview.branchUrl).toBe('http://site-git-feature-login.localhost:3001');
+    const production = await deployLive();
+    const { cookie } = await session(alice);
+    const page = (await get(cookie, `/deployments/${preview.id}`)).body;
+    expect(page).toContain('<dt>Branch URL</dt>');
+    expect(page).toContain(`<a href="${preview.branchUrl}">${preview.branchUrl}</a>`);
+    expect((await get(cookie, `/deployments/${production}`)).body).not.toContain('Branch URL');
+    const list = (await get(cookie, `/projects/${projectId}`)).body;
+    expect(list).toContain(
+      `<a href="${preview.branchUrl}" title="The newest live preview of feature/login">feature/login</a>`,
+    );
+  });
+
   it('pages a list by cursor: older and back to the newest, filters kept, a foreign cursor named', async () => {
     const res = await t.call(alice, 'POST', '/v1/projects', {
       name: 'paged',

@@ -126,6 +126,7 @@ describe('deployments', () => {
         buildDurationMs: null,
         deployDurationMs: null,
         url: expect.stringMatching(/^http:\/\/web-[a-z0-9]{8}\.localhost:3001$/),
+        branchUrl: null,
         errorMessage: null,
         rollbackFrom: null,
         rollbackTo: null,

@@ -88,6 +88,15 @@ export function deploymentPage(view: View, data: DeploymentPageData) {
         <dd>
           ${d.status === 'live' ? html`<a href="${d.url}">${d.url}</a>` : html`<span class="muted">${d.url} (once live)</span>`}
         </dd>
+        ${
+          d.branchUrl
+            ? html`<dt>Branch URL</dt>
+                <dd>
+                  <a href="${d.branchUrl}">${d.branchUrl}</a>
+                  <span class="muted">the newest live preview of ${d.branch}</span>
+                </dd>`
+            : ''
+        }
         <dt>Target</dt>
         <dd>${d.target}</dd>
         <dt>Branch</dt>

@@ -33,7 +33,9 @@ export function deploymentRows(view: View, project: Project, items: Deployment[]
         </td>
         <td><a href="${base}/deployments/${d.id}">${d.id}</a></td>
         <td>${d.target}</td>
-        <td>${d.branch}</td>
+        <td>
+          ${d.branchUrl ? html`<a href="${d.branchUrl}" title="The newest live preview of ${d.branch}">${d.branch}</a>` : d.branch}
+        </td>
         <td>
           ${d.commitHash ? html`<code>${d.commitHash.slice(0, 7)}</code> ${firstLine(d.commitMessage ?? d.message)}` : html`<span class="muted">${d.message ?? '—'}</span>`}
         </td>

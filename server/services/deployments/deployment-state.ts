@@ -4,6 +4,7 @@ import type { Deployment, DeploymentStatus } from '../../../api/schemas/deployme
 import type { DeploymentsTable } from '../../store/schema.ts';
 import type { Deps } from '../deps.ts';
 import { signalRoutingChange } from '../routing-signal.ts';
+import { advanceBranchAlias } from './branch-alias.ts';
 import { signalDeployment } from './deployment-activity.ts';
 import { notifyDeliveries, recordDeploymentEvent, type DeploymentEvent } from './deployment-events.ts';
 import { toDeployment } from './to-deployment.ts';
@@ -63,11 +64,20 @@ async function transition(
         .where('id', '=', row.project_id)
         .execute();
     }
+    // Likewise a preview's branch URL moves to it (forward only) as it goes live.
+    if (to === 'live' && row.target === 'preview') {
+      const branchHost = await advanceBranchAlias(tx, now, row);
+      return {
+        row: { ...row, branch_host: branchHost },
+        deliveries: await recordDeploymentEvent(tx, deps, row, EVENT[to]),
+      };
+    }
     return { row, deliveries: await recordDeploymentEvent(tx, deps, row, EVENT[to]) };
   });
   notifyDeliveries(deps, deliveries);
   signalDeployment(deps, deploymentId);
-  // The deployment's URL answers by its state, and going live may switch production.
+  // The deployment's URL answers by its state, and going live may switch production or move a
+  // branch URL.
   signalRoutingChange(deps, row.project_id);
   return toDeployment(deps.urls, row);
 }
@@ -98,7 +108,10 @@ export function markDeploying(
   });
 }
 
-/** The deployment serves; a production deployment becomes the project's production deployment. */
+/**
+ * The deployment serves; a production deployment becomes the project's production deployment, a
+ * preview its branch URL's (unless a newer preview of the branch is already live).
+ */
 export function markLive(
   deps: StateDeps,
   deploymentId: string,

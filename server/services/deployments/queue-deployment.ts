@@ -2,6 +2,7 @@ import type { Insertable, Kysely } from 'kysely';
 import { newId, randomString } from '../../lib/ids.ts';
 import type { Database, DeploymentsTable } from '../../store/schema.ts';
 import type { Deps } from '../deps.ts';
+import { isBranchHost, reserveBranchAlias } from './branch-alias.ts';
 import { notifyDeliveries, recordDeploymentEvent } from './deployment-events.ts';
 import type { DeploymentRow } from './to-deployment.ts';
 
@@ -29,20 +30,22 @@ export type NewDeployment = Pick<Insertable<DeploymentsTable>, 'project_id' | 't
 /**
  * A host label of its own, `<project name>-<8 random>`, kept within DNS's 63 characters. The
  * unique index is the final word; checking first makes a collision (1 in 36^8) cost a retry
- * rather than the caller's whole transaction, which PostgreSQL aborts on a violation.
+ * rather than the caller's whole transaction, which PostgreSQL aborts on a violation. A branch
+ * URL's label is avoided too (branch-alias.ts): the edge would answer the deployment's first.
  */
 async function allocateHost(tx: Kysely<Database>, projectName: string): Promise<string> {
   const base = projectName.slice(0, 50).replace(/-+$/, '');
   for (;;) {
     const host = `${base}-${randomString(8)}`;
     const taken = await tx.selectFrom('deployments').select('id').where('host', '=', host).executeTakeFirst();
-    if (!taken) return host;
+    if (!taken && !(await isBranchHost(tx, host))) return host;
   }
 }
 
 /**
  * Inserts a queued deployment, enqueues its build job and records `deployment.created`, all in
- * `tx`: the deployment, its job and its webhook deliveries exist together or not at all.
+ * `tx`: the deployment, its job and its webhook deliveries exist together or not at all. A
+ * preview gets its branch's URL label (the branch's alias is made if it has none).
  * Call `afterQueued` with the result once the transaction has committed.
  */
 export async function queueDeployment(
@@ -52,6 +55,10 @@ export async function queueDeployment(
   values: NewDeployment,
 ): Promise<{ row: DeploymentRow; deliveries: number }> {
   const now = deps.clock.now().toISOString();
+  const branch =
+    values.target === 'preview'
+      ? await reserveBranchAlias(tx, now, { id: values.project_id, name: project.name }, values.branch)
+      : null;
   const row: DeploymentRow = {
     id: newId('dpl'),
     status: 'queued',
@@ -69,6 +76,8 @@ export async function queueDeployment(
     framework: null,
     ...values,
     host: await allocateHost(tx, project.name),
+    branch_host: branch?.host ?? null,
+    branch_seq: branch?.seq ?? null,
     build_duration_ms: null,
     deploy_duration_ms: null,
     error_message: null,

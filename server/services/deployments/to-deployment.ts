@@ -20,6 +20,7 @@ export function toDeployment(urls: Pick<Urls, 'forHost' | 'api'>, row: Deploymen
     buildDurationMs: row.build_duration_ms === null ? null : Number(row.build_duration_ms),
     deployDurationMs: row.deploy_duration_ms === null ? null : Number(row.deploy_duration_ms),
     url: urls.forHost(row.host),
+    branchUrl: row.target === 'preview' && row.branch_host ? urls.forHost(row.branch_host) : null,
     errorMessage: row.error_message,
     rollbackFrom: row.rollback_from,
     rollbackTo: row.rollback_from ? row.source_deployment_id : null,

@@ -1,10 +1,12 @@
 import type { Kysely } from 'kysely';
 import { randomString } from '../../lib/ids.ts';
 import type { Database } from '../../store/schema.ts';
+import { isBranchHost } from '../deployments/branch-alias.ts';
 
 /**
  * The production host label: the project's name when free across the service, else the name
- * with the organization's, else with a random suffix. Labels stay within DNS's 63 characters.
+ * with the organization's, else with a random suffix. Labels stay within DNS's 63 characters. A
+ * branch URL's label counts as taken (docs/edge.md#branch-urls).
  */
 export async function allocateProductionHost(
   db: Kysely<Database>,
@@ -24,7 +26,7 @@ export async function allocateProductionHost(
       .where('production_host', '=', host)
       .where('deleted_at', 'is', null);
     if (projectId) q = q.where('id', '!=', projectId);
-    if (!(await q.executeTakeFirst())) return host;
+    if (!(await q.executeTakeFirst()) && !(await isBranchHost(db, host))) return host;
   }
   return `${name.slice(0, 50)}-${randomString(12)}`;
 }

@@ -2,7 +2,7 @@ import { requireProject } from '../access.ts';
 import type { Actor, Deps } from '../deps.ts';
 import { signalRoutingChange } from '../routing-signal.ts';
 
-/** Soft delete: the project stops serving, its domains are released, reads answer 404. */
+/** Soft delete: the project stops serving, its domains and branch URLs are released, reads answer 404. */
 export async function deleteProject(deps: Deps, actor: Actor, projectId: string): Promise<void> {
   const { project } = await requireProject(deps, actor, projectId, 'admin');
   const now = deps.clock.now().toISOString();
@@ -13,6 +13,8 @@ export async function deleteProject(deps: Deps, actor: Actor, projectId: string)
       .where('id', '=', project.id)
       .execute();
     await tx.deleteFrom('domains').where('project_id', '=', project.id).execute();
+    // Its branch URLs stop answering and their labels are free again.
+    await tx.deleteFrom('branch_aliases').where('project_id', '=', project.id).execute();
   });
   signalRoutingChange(deps, project.id);
 }

@@ -2,6 +2,7 @@ import { ApiError } from '../../../api/errors.ts';
 import type { Project, UpdateProjectBody } from '../../../api/schemas/projects.ts';
 import { isUniqueViolation } from '../../store/errors.ts';
 import { requireProject } from '../access.ts';
+import { relabelBranchAliases } from '../deployments/branch-alias.ts';
 import type { Actor, Deps } from '../deps.ts';
 import { signalRoutingChange } from '../routing-signal.ts';
 import { allocateProductionHost } from './allocate-production-host.ts';
@@ -10,7 +11,7 @@ import { checkRepositoryUrl } from './check-repository-url.ts';
 import { getProject } from './get-project.ts';
 import { storedRepository } from './stored-repository.ts';
 
-/** Developers change a project's settings; a new name also moves its production host. */
+/** Developers change a project's settings; a new name also moves its production host and branch URLs. */
 export async function updateProject(
   deps: Deps,
   actor: Actor,
@@ -33,6 +34,8 @@ export async function updateProject(
           .select('name')
           .where('id', '=', project.organization_id)
           .executeTakeFirstOrThrow();
+        // Branch URLs first: the production host then avoids their new labels, not their old.
+        await relabelBranchAliases(tx, now, project.id, body.name);
         productionHost = await allocateProductionHost(tx, body.name, org.name, project.id);
       }
       await tx
