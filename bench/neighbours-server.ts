@@ -56,7 +56,9 @@ for (;;) {
 const live = await healthyApi.deployments.get(first.id);
 
 const hostile: { token: string; projectId: string; attack: string }[] = [];
-for (const [attack, script] of Object.entries(attacks)) {
+// HOSTILE_ATTACKS=memory,logs runs only those (to see which one costs the healthy tenant most).
+const chosen = process.env.HOSTILE_ATTACKS?.split(',') ?? Object.keys(attacks);
+for (const [attack, script] of Object.entries(attacks).filter(([name]) => chosen.includes(name))) {
   const user = await stack.user(`hostile-${attack}@example.com`);
   await stack.running.deps.db
     .updateTable('organizations')

@@ -76,7 +76,7 @@ export async function benchNeighbours(seconds: number, builds = 5): Promise<stri
     const buildRatio = beside.build / alone.build;
     const p99Ratio = beside.edge.p99 / Math.max(alone.edge.p99, 1);
     return [
-      `A healthy tenant beside four hostile ones (process flood, memory hog, disk writer, log flood at once; median of ${builds} builds)`,
+      `A healthy tenant beside hostile ones (${info.hostile.map((h) => h.attack).join(', ')} at once; median of ${builds} builds)`,
       table([
         { case: 'healthy build, alone (baseline)', median_ms: Math.round(alone.build) },
         { case: 'healthy build, beside the attacks', median_ms: Math.round(beside.build) },
