@@ -23,6 +23,7 @@ import { usedOidcTokens } from './019_used_oidc_tokens.ts';
 import { githubEventDigests } from './020_github_event_digests.ts';
 import { fairJobs } from './021_fair_jobs.ts';
 import { uploadBytes } from './022_upload_bytes.ts';
+import { deployHooks } from './023_deploy_hooks.ts';
 
 /** Every migration in order; names sort as they run. Data migrations that encrypt use `cipher`. */
 export function allMigrations(d: DialectHelpers, cipher: Cipher): Record<string, Migration> {
@@ -49,5 +50,6 @@ export function allMigrations(d: DialectHelpers, cipher: Cipher): Record<string,
     '020_github_event_digests': githubEventDigests,
     '021_fair_jobs': fairJobs,
     '022_upload_bytes': uploadBytes,
+    '023_deploy_hooks': deployHooks,
   };
 }
