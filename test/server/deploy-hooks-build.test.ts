@@ -1,3 +1,7 @@
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGitRepo, type GitRepo } from '../helpers/git-repo.ts';
 import { deploymentDone, startStack, type Stack } from '../helpers/stack.ts';
@@ -50,10 +54,21 @@ describe('deploy hooks build the branch head', { timeout: 180_000 }, () => {
     expect(await (await s.fetchFromEdge(first.body.data.url)).text()).toBe('<h1>first</h1>');
 
     const head = repo.commit({ 'index.html': '<h1>second</h1>' }, 'Edited in the CMS');
-    const second = await post(hook.url);
-    expect(second.status).toBe(201);
-    expect(second.body.data.id).not.toBe(first.body.data.id);
-    const two = await deploymentDone(api, second.body.data.id);
+    // The second call is the documentation's own example, run as written.
+    const doc = readFileSync(join(import.meta.dirname, '../../docs/api/deploy-hooks.md'), 'utf8');
+    const example = /```sh\n(curl -s -X POST "\$HOOK_URL")\n```/.exec(doc)![1]!;
+    // Not execFileSync: the API answering curl runs in this process.
+    const { stdout: out } = await promisify(execFile)('bash', ['-c', example], {
+      env: {
+        PATH: process.env.PATH ?? '/usr/bin:/bin',
+        HOOK_URL: `${s.apiUrl}${new URL(hook.url).pathname}`,
+      },
+      encoding: 'utf8',
+    });
+    const second = (JSON.parse(out) as { data: { id: string; created: boolean } }).data;
+    expect(second.created).toBe(true);
+    expect(second.id).not.toBe(first.body.data.id);
+    const two = await deploymentDone(api, second.id);
     expect(two).toMatchObject({ status: 'live', commitHash: head, commitMessage: 'Edited in the CMS' });
     const production = (await api.projects.get(project.id)).deploymentUrl!;
     expect(await (await s.fetchFromEdge(production)).text()).toBe('<h1>second</h1>');
