@@ -16,14 +16,21 @@ export async function listDeployHooks(
   q: PageQuery,
 ): Promise<ListPage<DeployHook>> {
   const { project } = await requireProject(deps, actor, projectId, 'viewer');
-  const base = deps.db.selectFrom('deploy_hooks as h').where('h.project_id', '=', project.id);
+  const base = deps.db.selectFrom('deploy_hooks').where('deploy_hooks.project_id', '=', project.id);
   const page = await readPage(
     base
-      .innerJoin('users as u', 'u.id', 'h.created_by')
-      .select(['h.id', 'h.name', 'h.branch', 'h.created_at', 'h.last_used_at', 'u.email']),
+      .innerJoin('users as u', 'u.id', 'deploy_hooks.created_by')
+      .select([
+        'deploy_hooks.id',
+        'deploy_hooks.name',
+        'deploy_hooks.branch',
+        'deploy_hooks.created_at',
+        'deploy_hooks.last_used_at',
+        'u.email',
+      ]),
     base,
     q,
-    { time: 'h.created_at', id: 'h.id', key: (r) => [r.created_at, r.id] },
+    { time: 'deploy_hooks.created_at', id: 'deploy_hooks.id', key: (r) => [r.created_at, r.id] },
   );
   return { ...page, items: page.items.map((r) => toDeployHook(deps.urls, r, r.email)) };
 }
