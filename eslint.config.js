@@ -51,6 +51,7 @@ export default tseslint.config(
         EventSource: 'readonly',
         setTimeout: 'readonly',
         clearTimeout: 'readonly',
+        navigator: 'readonly',
       },
     },
   },

@@ -2,6 +2,7 @@ import { ApiError } from '../api/client/index.ts';
 import { asksForHelp, type Command, parse } from './command.ts';
 import { deploy } from './commands/deploy.ts';
 import { env } from './commands/env.ts';
+import { hooks } from './commands/hooks.ts';
 import { link } from './commands/link.ts';
 import { login, logout, whoami } from './commands/login.ts';
 import { logs } from './commands/logs.ts';
@@ -13,7 +14,19 @@ import { OPERATOR_COMMANDS } from './operator.ts';
 import { UsageError } from './usage-error.ts';
 import { VERSION } from './version.ts';
 
-const PEOPLE: Command[] = [login, logout, whoami, link, projects, deploy, logs, promote, rollback, env];
+const PEOPLE: Command[] = [
+  login,
+  logout,
+  whoami,
+  link,
+  projects,
+  deploy,
+  logs,
+  promote,
+  rollback,
+  env,
+  hooks,
+];
 /** Every command by name (test/repo/documented-commands.test.ts checks the docs against their --help). */
 export const COMMANDS = new Map([...PEOPLE, ...OPERATOR_COMMANDS].map((c) => [c.name, c]));
 const ALL = COMMANDS;

@@ -6,6 +6,7 @@ import { API_VERSION } from './http/openapi.ts';
 import { lazyRequestLogger, requestSerializer } from './http/request-logger.ts';
 import { registerDashboard } from './dashboard/routes.ts';
 import { registerRoutes } from './http/route.ts';
+import { redactUrl } from './lib/redact-url.ts';
 import { allRoutes } from './routes/index.ts';
 import type { Deps } from './services/deps.ts';
 
@@ -52,7 +53,12 @@ export function buildApp(deps: Deps): FastifyInstance {
 
   app.setErrorHandler((err, req, reply) => sendError(req, reply, err));
   app.setNotFoundHandler((req, reply) =>
-    sendError(req, reply, new ApiError('NOT_FOUND', `No route for ${req.method} ${req.url.split('?')[0]}`)),
+    // Redacted: a deploy hook's URL called with the wrong method carries its secret.
+    sendError(
+      req,
+      reply,
+      new ApiError('NOT_FOUND', `No route for ${req.method} ${redactUrl(req.url.split('?')[0]!)}`),
+    ),
   );
 
   registerRoutes(app, deps, allRoutes());

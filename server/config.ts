@@ -180,6 +180,7 @@ const EnvSchema = z.object({
   SLIPWAY_ENCRYPTION_KEY: z.string().optional(),
   SLIPWAY_PAYMENT_SECRET: z.string().optional(),
   SLIPWAY_ENTERPRISE_RATE_LIMIT: positiveInt('SLIPWAY_ENTERPRISE_RATE_LIMIT', 10_000),
+  SLIPWAY_DEPLOY_HOOK_RATE_LIMIT: positiveInt('SLIPWAY_DEPLOY_HOOK_RATE_LIMIT', 60),
   SLIPWAY_PLAN_CHANGES: z
     .enum(['members', 'operator'], {
       error: (i) =>
@@ -424,6 +425,8 @@ function toConfig(env: z.infer<typeof EnvSchema>) {
     githubSignIn: githubSignIn(env),
     paymentSecret: env.SLIPWAY_PAYMENT_SECRET,
     enterpriseRateLimit: env.SLIPWAY_ENTERPRISE_RATE_LIMIT,
+    /** Requests each deploy hook takes per fixed hour (docs/api/deploy-hooks.md). */
+    deployHookRateLimit: env.SLIPWAY_DEPLOY_HOOK_RATE_LIMIT,
     /** Who sets an organization's plan: its admins through the API, or only the operator's CLI. */
     planChanges: env.SLIPWAY_PLAN_CHANGES,
     /** The plan of organizations created from now on (users' personal ones included). */

@@ -1,3 +1,4 @@
+import { deployHooksApi } from './deploy-hooks.ts';
 import { deploymentsApi } from './deployments.ts';
 import { domainsApi } from './domains.ts';
 import { createCaller, readJson, readText } from './envelope.ts';
@@ -51,6 +52,7 @@ export function createClient(options: ClientOptions) {
   const organizations = organizationsApi(c);
   const monitoring = monitoringApi(c);
   const webhooks = webhooksApi(c);
+  const deployHooks = deployHooksApi(c);
   const uploads = uploadsApi(c);
   const githubEvents = githubEventsApi(c);
   const oidc = oidcApi(c);
@@ -64,6 +66,8 @@ export function createClient(options: ClientOptions) {
     organizations,
     monitoring,
     webhooks,
+    /** Secret URLs that deploy a branch's head (for a CMS or a cron). */
+    deployHooks,
     uploads,
     /** The GitHub App's durable queue of GitHub deliveries. */
     githubEvents,
@@ -82,6 +86,7 @@ export function createClient(options: ClientOptions) {
       alerts: (projectId: string, q: AlertsQueryInput = {}) =>
         walk(q, (q) => monitoring.alerts(projectId, q)),
       webhooks: (projectId: string, q: PageInput = {}) => walk(q, (q) => webhooks.list(projectId, q)),
+      deployHooks: (projectId: string, q: PageInput = {}) => walk(q, (q) => deployHooks.list(projectId, q)),
       deliveries: (projectId: string, webhookId: string, q: PageInput = {}) =>
         walk(q, (q) => webhooks.deliveries(projectId, webhookId, q)),
     },

@@ -8,5 +8,6 @@ export * from './organizations.ts';
 export * from './user.ts';
 export * from './monitoring.ts';
 export * from './webhooks.ts';
+export * from './deploy-hooks.ts';
 export * from './billing.ts';
 export * from './versioned.ts';

@@ -70,6 +70,11 @@ export interface RouteSpec<
    * `Content-Type: application/octet-stream`); no JSON body is parsed or refused.
    */
   rawBody?: boolean;
+  /**
+   * Takes any body of any content type, up to 64 KiB, and ignores it: a deploy hook's URL is
+   * called by systems that send their own payloads (a CMS's JSON, a form), which say nothing to us.
+   */
+  anyBody?: true;
   /** Largest JSON body in bytes, when a route needs more than the server's 1 MiB. */
   bodyLimit?: number;
   /** The 413's message for a body over `bodyLimit`, naming this route's limit. */
@@ -106,8 +111,22 @@ export function registerRoutes(app: FastifyInstance, deps: Deps, specs: RouteSpe
   app.decorateRequest('idempotencyClaim', null);
   app.setValidatorCompiler(zodValidatorCompiler);
   app.setSerializerCompiler(zodSerializerCompiler);
-  for (const spec of specs) app.route(routeOptions(deps, spec));
+  for (const spec of specs.filter((s) => !s.anyBody)) app.route(routeOptions(deps, spec));
+  const anyBody = specs.filter((s) => s.anyBody);
+  if (anyBody.length > 0) {
+    // Content-type parsers belong to a scope, not a route: these routes get one of their own.
+    void app.register(async (scope) => {
+      scope.removeAllContentTypeParsers();
+      scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: ANY_BODY_LIMIT }, (_req, _body, done) =>
+        done(null, undefined),
+      );
+      for (const spec of anyBody) scope.route(routeOptions(deps, spec));
+    });
+  }
 }
+
+/** The most a route that ignores its body reads of it. */
+const ANY_BODY_LIMIT = 64 * 1024;
 
 function routeOptions(deps: Deps, spec: RouteSpec): RouteOptions {
   const authenticated = spec.auth !== false;
@@ -123,9 +142,20 @@ function routeOptions(deps: Deps, spec: RouteSpec): RouteOptions {
     schema: {
       ...(spec.params ? { params: spec.params } : {}),
       ...(spec.query ? { querystring: spec.query } : {}),
-      ...(spec.body ? { body: spec.body } : spec.rawBody || spec.method === 'GET' ? {} : { body: NO_BODY }),
-      // An upload answers 200 or 201 with the same envelope.
-      ...(answer ? { response: { [status]: answer, ...(status === 200 ? { 201: answer } : {}) } } : {}),
+      ...(spec.body
+        ? { body: spec.body }
+        : spec.rawBody || spec.anyBody || spec.method === 'GET'
+          ? {}
+          : { body: NO_BODY }),
+      // An upload answers 200 or 201 with the same envelope, and so does a deploy hook.
+      ...(answer
+        ? {
+            response: {
+              [status]: answer,
+              ...(status === 200 || status === 201 ? { 200: answer, 201: answer } : {}),
+            },
+          }
+        : {}),
     },
     onRequest: [
       ...(spec.deprecated ? [announceDeprecation(spec.deprecated)] : []),

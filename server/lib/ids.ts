@@ -28,7 +28,8 @@ export type IdPrefix =
   | 'job'
   | 'mem'
   | 'ghe'
-  | 'tpo';
+  | 'tpo'
+  | 'dph';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${randomString(20)}`;

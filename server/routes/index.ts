@@ -2,6 +2,7 @@ import type { RouteSpec } from '../http/route.ts';
 import { apiV1Routes } from './api-v1.ts';
 import { billingRoutes } from './billing.ts';
 import { certificateRoutes } from './certificates.ts';
+import { deployHookRoutes } from './deploy-hooks.ts';
 import { deploymentRoutes } from './deployments.ts';
 import { domainRoutes } from './domains.ts';
 import { envRoutes } from './env.ts';
@@ -22,6 +23,7 @@ export function allRoutes(): RouteSpec[] {
     ...organizationRoutes,
     ...projectRoutes,
     ...deploymentRoutes,
+    ...deployHookRoutes,
     ...uploadRoutes,
     ...domainRoutes,
     ...certificateRoutes,

@@ -465,6 +465,25 @@ export interface UsedOidcTokensTable {
   token_id: string;
 }
 
+export interface DeployHooksTable {
+  /** `dph_` identifier: the first part of the hook's URL. */
+  id: string;
+  project_id: string;
+  name: string;
+  branch: string;
+  /** SHA-256 (hex) of the secret; the secret itself is shown once, when the hook is made. */
+  secret_hash: string;
+  /** The user who made it. */
+  created_by: string;
+  created_at: string;
+  last_used_at: string | null;
+  /** The deployment it queued last: a request while that one is still queued gets it back. */
+  last_deployment_id: string | null;
+  /** Unix seconds at which the hook's current one-hour window began, and its requests in it. */
+  window_start: Generated<number | string>;
+  window_count: Generated<number>;
+}
+
 export interface Database {
   users: UsersTable;
   tokens: TokensTable;
@@ -497,4 +516,5 @@ export interface Database {
   github_events: GitHubEventsTable;
   trust_policies: TrustPoliciesTable;
   used_oidc_tokens: UsedOidcTokensTable;
+  deploy_hooks: DeployHooksTable;
 }

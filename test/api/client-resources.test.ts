@@ -35,6 +35,15 @@ interface Case {
 }
 
 const SHA_A = 'a'.repeat(64);
+const HOOK = {
+  id: 'dph_aaaaaaaaaaaaaaaaaaaa',
+  name: 'cms',
+  branch: 'main',
+  urlPrefix: 'http://localhost:3000/v1/hooks/deploy/dph_aaaaaaaaaaaaaaaaaaaa.',
+  createdBy: 'a@example.com',
+  createdAt: '2026-11-22T10:00:00.000Z',
+  lastUsedAt: null,
+};
 const SHA_B = 'b'.repeat(64);
 
 /** Every operation: the request it must send, and what it makes of the answer. */
@@ -455,6 +464,41 @@ const cases: Case[] = [
     status: 201,
     answer: ok(delivery()),
     expected: delivery(),
+  },
+  {
+    name: 'deployHooks.create',
+    call: (c) => c.deployHooks.create(P, { name: 'cms', branch: 'main' }),
+    method: 'POST',
+    url: `/v1/projects/${P}/deploy-hooks`,
+    body: { name: 'cms', branch: 'main' },
+    status: 201,
+    answer: ok({ ...HOOK, url: `${HOOK.urlPrefix}slwh_secret` }),
+    expected: { ...HOOK, url: `${HOOK.urlPrefix}slwh_secret` },
+  },
+  {
+    name: 'deployHooks.list',
+    call: (c) => c.deployHooks.list(P, { limit: 5 }),
+    method: 'GET',
+    url: `/v1/projects/${P}/deploy-hooks?limit=5`,
+    answer: list([HOOK]),
+    expected: { data: [HOOK], meta: { page: 1, limit: 10, total: 1 } },
+  },
+  {
+    name: 'deployHooks.remove',
+    call: (c) => c.deployHooks.remove(P, HOOK.id),
+    method: 'DELETE',
+    url: `/v1/projects/${P}/deploy-hooks/${HOOK.id}`,
+    answer: deleted,
+    expected: { message: 'gone' },
+  },
+  {
+    name: 'deployHooks.trigger',
+    call: (c) => c.deployHooks.trigger(`${HOOK.id}.slwh_secret`),
+    method: 'POST',
+    url: `/v1/hooks/deploy/${HOOK.id}.slwh_secret`,
+    status: 201,
+    answer: ok({ id: ids.deployment, url: 'http://web-abc.localhost:3001', created: true }),
+    expected: { id: ids.deployment, url: 'http://web-abc.localhost:3001', created: true },
   },
 ];
 

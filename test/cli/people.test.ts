@@ -230,6 +230,27 @@ describe('slipway, the people’s CLI', { timeout: 120_000 }, () => {
     expect(readFileSync(join(site, '.env'), 'utf8')).toBe('MINE=1\n');
   });
 
+  it('hooks create prints a URL that deploys, once; ls shows no secret; rm revokes it', async () => {
+    const made = await cli(['hooks', 'create', 'cms', '--branch', 'main']);
+    expect(made.code, made.stderr).toBe(0);
+    const url = made.stdout.trim();
+    expect(url).toMatch(/\/v1\/hooks\/deploy\/dph_[a-z0-9]{20}\.slwh_[A-Za-z0-9_-]{43}$/);
+    expect(made.stderr).toContain('shown this once');
+    const posted = await fetch(`${s.apiUrl}${new URL(url).pathname}`, { method: 'POST' });
+    expect(posted.status).toBe(201);
+    const ls = await cli(['hooks', 'ls']);
+    expect(ls.stdout).toMatch(/^ID\s+NAME\s+BRANCH\s+LAST USED\s+MADE BY\n/);
+    expect(ls.stdout).toContain('cms');
+    expect(ls.stdout).not.toContain('slwh_');
+    const [hook] = JSON.parse((await cli(['hooks', 'ls', '--json'])).stdout) as { id: string }[];
+    const rm = await cli(['hooks', 'rm', hook!.id]);
+    expect(rm.code, rm.stderr).toBe(0);
+    expect((await fetch(`${s.apiUrl}${new URL(url).pathname}`, { method: 'POST' })).status).toBe(404);
+    const unknown = await cli(['hooks', 'nope']);
+    expect(unknown).toMatchObject({ code: 2 });
+    expect(unknown.stderr).toContain('expected ls, create or rm');
+  });
+
   it('projects ls lists the projects as a table and as JSON', async () => {
     const run = await cli(['projects', 'ls']);
     expect(run.stdout).toMatch(/^NAME\s+ID\s+ORGANIZATION\s+PRODUCTION\nsite\s+prj_\w+\s+org_\w+\s+http/);

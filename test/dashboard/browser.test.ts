@@ -209,14 +209,25 @@ describe.skipIf(!browserAvailable())('dashboard in a browser', () => {
       events: ['deployment.success'],
       secret: 'sixteen-chars-or-more',
     });
+    await api().deployHooks.create(projectId, { name: 'cms', branch: 'main' });
     const { context, page } = await signedIn(owner.token);
-    for (const tab of ['domains', 'env', 'webhooks', 'metrics']) {
+    for (const tab of ['domains', 'env', 'webhooks', 'deploy-hooks', 'metrics']) {
       await page.goto(`${s.apiUrl}/projects/${projectId}/${tab}`);
       await page.locator('nav.tabs [aria-current="page"]').first().waitFor();
       await expectAccessible(page, `${tab} tab`);
       await shot(page, tab);
     }
     expect(await page.content()).not.toContain('a-secret-value');
+    // A deploy hook made in the page: its URL shown once, with a button that copies it.
+    await page.goto(`${s.apiUrl}/projects/${projectId}/deploy-hooks`);
+    await page.getByLabel('Name').fill('nightly');
+    await page.getByRole('button', { name: 'Make deploy hook' }).click();
+    const url = await page.getByLabel('URL').inputValue();
+    expect(url).toMatch(/\/v1\/hooks\/deploy\/dph_[a-z0-9]+\.slwh_/);
+    expect(await page.getByRole('button', { name: 'Copy URL' }).isVisible()).toBe(true);
+    await expectAccessible(page, 'deploy hook made');
+    await page.goto(`${s.apiUrl}/projects/${projectId}/deploy-hooks`);
+    expect(await page.content()).not.toContain(url.split('.').at(-1)!);
     await context.close();
   });
 

@@ -451,6 +451,42 @@ describe('dashboard', () => {
     expect(none.body).toContain('events: must list at least one event');
   });
 
+  it('makes a deploy hook, shows its URL on that answer only, lists it for members and revokes it', async () => {
+    const { cookie, csrf } = await session(alice);
+    const path = `/projects/${projectId}/deploy-hooks`;
+    const made = await post(cookie, path, { _csrf: csrf, name: 'cms', branch: 'main' });
+    expect(made.statusCode, made.body.match(/role="alert">([^<]*)/)?.[1]).toBe(201);
+    expect(made.headers['cache-control']).toBe('no-store');
+    const url = /id="made-url" class="secret-url" value="([^"]+)"/.exec(made.body)![1]!;
+    const secret = /\.(slwh_[A-Za-z0-9_-]+)$/.exec(url)![1]!;
+    const [hook] = (await t.call(alice, 'GET', `/v1/projects/${projectId}/deploy-hooks`)).body.data;
+    expect(url).toBe(`${hook.urlPrefix}${secret}`);
+    // The URL deploys.
+    const deployed = await t.app.inject({ method: 'POST', url: new URL(url).pathname });
+    expect(deployed.statusCode).toBe(201);
+
+    const page = await get(cookie, path);
+    expect(page.statusCode).toBe(200);
+    expect(page.body).toContain(hook.urlPrefix);
+    expect(page.body).not.toContain(secret);
+    expect(page.body).toContain('Revoke cms');
+    const { cookie: viewerCookie } = await session(viewer);
+    const seen = await get(viewerCookie, path);
+    expect(seen.body).toContain('<td>cms</td>');
+    expect(seen.body).not.toContain('Make deploy hook');
+    expect(seen.body).not.toContain('Revoke cms');
+
+    const refused = await post(cookie, path, { _csrf: csrf, name: 'cms', branch: 'main' });
+    expect(refused.statusCode).toBe(409);
+    expect(refused.body).toContain('already has a deploy hook named');
+    expect(refused.body).not.toContain('id="made-url"');
+
+    const revoked = await post(cookie, `${path}/${hook.id}/delete`, { _csrf: csrf });
+    expect(revoked.statusCode).toBe(303);
+    expect((await t.call(alice, 'GET', `/v1/projects/${projectId}/deploy-hooks`)).body.data).toEqual([]);
+    expect((await t.app.inject({ method: 'POST', url: new URL(url).pathname })).statusCode).toBe(404);
+  });
+
   it('lets an admin invite a member and change a role, and shows metrics and health', async () => {
     const { cookie, csrf } = await session(alice);
     const org = (await t.call(alice, 'GET', `/v1/organizations/${alice.orgId}`)).body.data.name as string;

@@ -17,6 +17,7 @@ import { listProjects } from '../../server/services/projects/list-projects.ts';
 import { listTokens } from '../../server/services/users/list-tokens.ts';
 import { listDeliveries } from '../../server/services/webhooks/list-deliveries.ts';
 import { listWebhooks } from '../../server/services/webhooks/list-webhooks.ts';
+import { listDeployHooks } from '../../server/services/deploy-hooks/list-deploy-hooks.ts';
 import type { Database } from '../../server/store/schema.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { testDialect } from '../helpers/database.ts';
@@ -159,6 +160,9 @@ describe(`query plans (${testDialect()})`, () => {
       listDomains(traced, actor, projectId, { ...q, cursor }),
     );
     await expectIndexOrder('webhooks', 'webhooks_list', () => listWebhooks(traced, actor, projectId, q));
+    await expectIndexOrder('deploy_hooks', 'deploy_hooks_project_created', () =>
+      listDeployHooks(traced, actor, projectId, { ...q, cursor }),
+    );
     await expectIndexOrder('webhook_deliveries', 'webhook_deliveries_list', () =>
       listDeliveries(traced, actor, projectId, webhookId, { ...q, cursor }),
     );

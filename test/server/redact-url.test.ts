@@ -25,6 +25,20 @@ describe('redactUrl', () => {
     expect(redactUrl('/x?page=2&limit=20&flag')).toBe('/x?page=2&limit=20&flag');
   });
 
+  it("hides a deploy hook's secret, keeping the hook's id", () => {
+    const secret = `slwh_${'x'.repeat(43)}`;
+    expect(redactUrl(`/v1/hooks/deploy/dph_abcdefghij0123456789.${secret}`)).toBe(
+      '/v1/hooks/deploy/dph_abcdefghij0123456789.***',
+    );
+    expect(redactUrl(`https://api.example.com/v1/hooks/deploy/dph_abc.${secret}?x=1`)).toBe(
+      'https://api.example.com/v1/hooks/deploy/dph_abc.***?x=1',
+    );
+    // Not shaped like a hook's key: all of it is hidden.
+    expect(redactUrl('/v1/hooks/deploy/pasted-secret-without-id')).toBe('/v1/hooks/deploy/***');
+    // A hook secret anywhere else is a token like any other.
+    expect(redactUrl(`/somewhere?q=${secret}`)).toBe('/somewhere?q=slwh_***');
+  });
+
   it('hides Slipway and GitHub tokens wherever they are', () => {
     expect(redactUrl('/v1/slw_0123456789abcdef0123456789abcdef/x')).toBe('/v1/slw_***/x');
     expect(redactUrl('/r?q=ghp_0123456789abcdefABCDEF')).toBe('/r?q=ghp_***');

@@ -64,7 +64,19 @@ function oncePerSubmit(form) {
   });
 }
 
+/** A button that copies a field's value (a deploy hook's URL, shown once); without this script it stays hidden. */
+function copyButton(button) {
+  const field = document.getElementById(button.dataset.copy);
+  if (!field || !navigator.clipboard) return;
+  button.hidden = false;
+  button.addEventListener('click', async () => {
+    await navigator.clipboard.writeText(field.value);
+    button.textContent = 'Copied';
+  });
+}
+
 const log = document.querySelector('ol.log[data-stream]');
 if (log) followLog(log);
 for (const tbody of document.querySelectorAll('tbody[data-live-rows]')) refreshRows(tbody);
 for (const form of document.querySelectorAll('form[method="post"]')) oncePerSubmit(form);
+for (const button of document.querySelectorAll('button[data-copy]')) copyButton(button);

@@ -3,13 +3,14 @@ import type { Project } from '../../../api/schemas/projects.ts';
 import { html, type Part } from '../html.ts';
 import { layout, notice, type View } from '../layout.ts';
 
-export type ProjectTab = 'deployments' | 'domains' | 'env' | 'webhooks' | 'metrics';
+export type ProjectTab = 'deployments' | 'domains' | 'env' | 'webhooks' | 'deploy-hooks' | 'metrics';
 
 const TABS: [ProjectTab, string, string][] = [
   ['deployments', 'Deployments', ''],
   ['domains', 'Domains', '/domains'],
   ['env', 'Environment variables', '/env'],
   ['webhooks', 'Webhooks', '/webhooks'],
+  ['deploy-hooks', 'Deploy hooks', '/deploy-hooks'],
   ['metrics', 'Metrics', '/metrics'],
 ];
 

@@ -5,7 +5,11 @@ import { AddDomainBody } from '../../../api/schemas/domains.ts';
 import { CreateEnvBody, EnvEnvironment, UpdateEnvBody } from '../../../api/schemas/env.ts';
 import { MetricsQuery } from '../../../api/schemas/monitoring.ts';
 import { CreateWebhookBody } from '../../../api/schemas/webhooks.ts';
+import { CreateDeployHookBody } from '../../../api/schemas/deploy-hooks.ts';
 import { parseOrThrow } from '../../http/validation.ts';
+import { createDeployHook } from '../../services/deploy-hooks/create-deploy-hook.ts';
+import { deleteDeployHook } from '../../services/deploy-hooks/delete-deploy-hook.ts';
+import { listDeployHooks } from '../../services/deploy-hooks/list-deploy-hooks.ts';
 import { listDeployments } from '../../services/deployments/list-deployments.ts';
 import type { Actor } from '../../services/deps.ts';
 import { addDomain } from '../../services/domains/add-domain.ts';
@@ -30,6 +34,7 @@ import type { View } from '../layout.ts';
 import { domainsPage } from '../pages/domains.ts';
 import { envPage } from '../pages/env.ts';
 import { metricsPage } from '../pages/metrics.ts';
+import { deployHooksPage } from '../pages/deploy-hooks.ts';
 import { deploymentRows, projectPage } from '../pages/project.ts';
 import { webhooksPage } from '../pages/webhooks.ts';
 
@@ -39,6 +44,7 @@ const DONE: Record<string, string> = {
   removed: 'Removed.',
   saved: 'Saved. It applies to the next deployment.',
   redelivered: 'Sent again.',
+  revoked: 'Revoked: its URL no longer deploys.',
 };
 const doneMessage = (req: FastifyRequest) => {
   const done = (req.query as { done?: string }).done;
@@ -46,7 +52,7 @@ const doneMessage = (req: FastifyRequest) => {
 };
 const params = (req: FastifyRequest) => req.params as Record<string, string>;
 
-/** A project's tabs: deployments, domains, environment variables, webhooks, metrics. */
+/** A project's tabs: deployments, domains, environment variables, webhooks, deploy hooks, metrics. */
 export function projectRoutes(scope: FastifyInstance, kit: Kit): void {
   const { deps } = kit;
 
@@ -299,6 +305,62 @@ export function projectRoutes(scope: FastifyInstance, kit: Kit): void {
         () => redeliver(deps, ctx.session.actor, projectId!, webhookId!, deliveryId!),
         `/projects/${projectId}/webhooks?done=redelivered`,
         (error) => webhooks(ctx.view, ctx.session.actor, projectId!, { error }),
+      );
+    }),
+  );
+
+  // Deploy hooks.
+  const deployHooks = async (
+    view: View,
+    actor: Actor,
+    projectId: string,
+    state: Parameters<typeof deployHooksPage>[2] = {},
+  ) => {
+    const ctx = await projectContext(deps, actor, projectId);
+    const { items } = await listDeployHooks(deps, actor, ctx.project.id, { page: 1, limit: 100 });
+    return deployHooksPage(view, { ...ctx, hooks: items, now: deps.clock.now() }, state);
+  };
+  scope.get(
+    '/projects/:projectId/deploy-hooks',
+    kit.page(async ({ req, view, session }) =>
+      deployHooks(view, session.actor, params(req).projectId!, { message: doneMessage(req) }),
+    ),
+  );
+  scope.post(
+    '/projects/:projectId/deploy-hooks',
+    kit.page(async (ctx) => {
+      const { projectId } = params(ctx.req);
+      const typed = { name: ctx.form.name ?? '', branch: ctx.form.branch ?? '' };
+      try {
+        const made = await createDeployHook(
+          deps,
+          ctx.session.actor,
+          projectId!,
+          parseOrThrow(CreateDeployHookBody, typed, 'body'),
+        );
+        // Not a redirect: this answer is the only place the URL with its secret is ever shown
+        // (sent with Cache-Control: no-store, as every page is).
+        return kit.send(ctx.reply, await deployHooks(ctx.view, ctx.session.actor, projectId!, { made }), 201);
+      } catch (err) {
+        if (!(err instanceof ApiError)) throw err;
+        return kit.send(
+          ctx.reply,
+          await deployHooks(ctx.view, ctx.session.actor, projectId!, { error: err.message, typed }),
+          err.status,
+        );
+      }
+    }),
+  );
+  scope.post(
+    '/projects/:projectId/deploy-hooks/:hookId/delete',
+    kit.page(async (ctx) => {
+      const { projectId, hookId } = params(ctx.req);
+      return submit(
+        kit,
+        ctx,
+        () => deleteDeployHook(deps, ctx.session.actor, projectId!, hookId!),
+        `/projects/${projectId}/deploy-hooks?done=revoked`,
+        (error) => deployHooks(ctx.view, ctx.session.actor, projectId!, { error }),
       );
     }),
   );

@@ -23,6 +23,7 @@ import { usedOidcTokens } from './019_used_oidc_tokens.ts';
 import { githubEventDigests } from './020_github_event_digests.ts';
 import { fairJobs } from './021_fair_jobs.ts';
 import { uploadBytes } from './022_upload_bytes.ts';
+import { deployHooks } from './023_deploy_hooks.ts';
 import { branchAliases } from './024_branch_aliases.ts';
 
 /** Every migration in order; names sort as they run. Data migrations that encrypt use `cipher`. */
@@ -50,6 +51,7 @@ export function allMigrations(d: DialectHelpers, cipher: Cipher): Record<string,
     '020_github_event_digests': githubEventDigests,
     '021_fair_jobs': fairJobs,
     '022_upload_bytes': uploadBytes,
+    '023_deploy_hooks': deployHooks,
     '024_branch_aliases': branchAliases,
   };
 }
