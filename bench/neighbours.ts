@@ -17,7 +17,8 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
  * a log flood at once, in the same run. Goals: build time within 1.2x, edge p99 within 2x.
  */
 export async function benchNeighbours(seconds: number, builds = 5): Promise<string> {
-  const { info, stop } = await spawnBenchServer<Info>('bench/neighbours-server.ts');
+  // A minute to stop: the attacks' builds are aborted and their workspaces unmounted.
+  const { info, stop } = await spawnBenchServer<Info>('bench/neighbours-server.ts', {}, 60_000);
   try {
     const api = createClient({ baseUrl: info.apiUrl, token: info.healthy.token });
     const build = async () => {

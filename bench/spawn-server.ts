@@ -2,7 +2,12 @@ import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 
 /** Runs a bench server script in its own process and waits for the JSON line it prints. */
-export async function spawnBenchServer<T>(script: string, env: Record<string, string> = {}) {
+export async function spawnBenchServer<T>(
+  script: string,
+  env: Record<string, string> = {},
+  /** How long its stop may take before it is killed (a server with builds running winds them down). */
+  stopMs = 5000,
+) {
   const child = spawn(process.execPath, ['--import', 'tsx', script], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -19,7 +24,7 @@ export async function spawnBenchServer<T>(script: string, env: Record<string, st
       new Promise<void>((resolve) => {
         child.once('exit', () => resolve());
         child.kill('SIGTERM');
-        setTimeout(() => child.kill('SIGKILL'), 5000).unref();
+        setTimeout(() => child.kill('SIGKILL'), stopMs).unref();
       }),
   };
 }
