@@ -1,25 +1,12 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Migrator, sql } from 'kysely';
+import { sql } from 'kysely';
 import { expect, it } from 'vitest';
 import { decodeBuildSpec } from '../../server/builder/build-spec.ts';
-import { createCipher } from '../../server/lib/secrets.ts';
-import { openStore } from '../../server/store/db.ts';
-import { allMigrations } from '../../server/store/migrations/index.ts';
-import { databaseForTest } from '../helpers/database.ts';
+import { withMigratingStore } from '../helpers/migrating-store.ts';
 
 it('gives deployments queued before build specs the spec their build would have had, and drops the old columns', async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'slipway-spec-migration-'));
-  const database = await databaseForTest(undefined, dataDir, true);
-  const store = openStore({ databaseUrl: database.env.DATABASE_URL, dataDir });
-  const now = new Date().toISOString();
-  const migrator = new Migrator({
-    db: store.db,
-    provider: { getMigrations: async () => allMigrations(store.dialect, createCipher(Buffer.alloc(32, 7))) },
-  });
-  const db = store.db as never as import('kysely').Kysely<Record<string, Record<string, unknown>>>;
-  try {
+  await withMigratingStore('slipway-spec-migration-', async ({ store, migrator }) => {
+    const now = new Date().toISOString();
+    const db = store.db as never as import('kysely').Kysely<Record<string, Record<string, unknown>>>;
     expect((await migrator.migrateTo('017_rate_limit_granted')).error).toBeUndefined();
     await db.insertInto('users').values({ id: 'usr_a', email: 'a@example.com', created_at: now }).execute();
     await db
@@ -122,9 +109,5 @@ it('gives deployments queued before build specs the spec their build would have 
       (err: Error) => err.message,
     );
     expect(gone).toMatch(/source_files/);
-  } finally {
-    await store.close();
-    await database.drop();
-    rmSync(dataDir, { recursive: true, force: true });
-  }
+  });
 });

@@ -1,25 +1,12 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Migrator, type Kysely } from 'kysely';
+import { type Kysely } from 'kysely';
 import { expect, it } from 'vitest';
-import { createCipher } from '../../server/lib/secrets.ts';
-import { openStore } from '../../server/store/db.ts';
 import { isUniqueViolation } from '../../server/store/errors.ts';
-import { allMigrations } from '../../server/store/migrations/index.ts';
-import { databaseForTest } from '../helpers/database.ts';
+import { withMigratingStore } from '../helpers/migrating-store.ts';
 
 it('023 adds deploy_hooks beside the projects already there: counts start at zero, names are unique per project', async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'slipway-deploy-hooks-migration-'));
-  const database = await databaseForTest(undefined, dataDir, true);
-  const store = openStore({ databaseUrl: database.env.DATABASE_URL, dataDir });
-  const now = new Date().toISOString();
-  const migrator = new Migrator({
-    db: store.db,
-    provider: { getMigrations: async () => allMigrations(store.dialect, createCipher(Buffer.alloc(32, 7))) },
-  });
-  const db = store.db as never as Kysely<Record<string, Record<string, unknown>>>;
-  try {
+  await withMigratingStore('slipway-deploy-hooks-migration-', async ({ store, migrator }) => {
+    const now = new Date().toISOString();
+    const db = store.db as never as Kysely<Record<string, Record<string, unknown>>>;
     expect((await migrator.migrateTo('022_upload_bytes')).error).toBeUndefined();
     await db.insertInto('users').values({ id: 'usr_a', email: 'a@example.com', created_at: now }).execute();
     await db
@@ -96,9 +83,5 @@ it('023 adds deploy_hooks beside the projects already there: counts start at zer
         (err: unknown) => err,
       );
     expect(orphan).not.toBeNull();
-  } finally {
-    await store.close();
-    await database.drop();
-    rmSync(dataDir, { recursive: true, force: true });
-  }
+  });
 });

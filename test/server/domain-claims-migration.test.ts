@@ -1,25 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Migrator } from 'kysely';
 import { expect, it } from 'vitest';
-import { createCipher } from '../../server/lib/secrets.ts';
-import { openStore } from '../../server/store/db.ts';
 import { isUniqueViolation } from '../../server/store/errors.ts';
-import { allMigrations } from '../../server/store/migrations/index.ts';
 import type { DomainsTable } from '../../server/store/schema.ts';
-import { databaseForTest } from '../helpers/database.ts';
+import { withMigratingStore } from '../helpers/migrating-store.ts';
 
 it('upgrades domains to claims: rows kept, pending names shareable, a verified name unique', async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'slipway-claims-'));
-  const database = await databaseForTest(undefined, dataDir, true);
-  const store = openStore({ databaseUrl: database.env.DATABASE_URL, dataDir });
-  const now = new Date().toISOString();
-  const migrator = new Migrator({
-    db: store.db,
-    provider: { getMigrations: async () => allMigrations(store.dialect, createCipher(Buffer.alloc(32, 7))) },
-  });
-  try {
+  await withMigratingStore('slipway-claims-', async ({ store, migrator }) => {
+    const now = new Date().toISOString();
     expect((await migrator.migrateTo('006_secrets_at_rest')).error).toBeUndefined();
     await store.db
       .insertInto('users')
@@ -108,9 +94,5 @@ it('upgrades domains to claims: rows kept, pending names shareable, a verified n
         .catch((e: unknown) => e);
       expect(isUniqueViolation(err), row.id).toBe(true);
     }
-  } finally {
-    await store.close();
-    await database.drop();
-    rmSync(dataDir, { recursive: true, force: true });
-  }
+  });
 });

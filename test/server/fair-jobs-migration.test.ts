@@ -1,24 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Migrator } from 'kysely';
 import { expect, it } from 'vitest';
-import { createCipher } from '../../server/lib/secrets.ts';
-import { openStore } from '../../server/store/db.ts';
-import { allMigrations } from '../../server/store/migrations/index.ts';
-import { databaseForTest } from '../helpers/database.ts';
+import { withMigratingStore } from '../helpers/migrating-store.ts';
 
 it('gives open build jobs queued before the upgrade their organization, so they take turns at once', async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'slipway-fair-migration-'));
-  const database = await databaseForTest(undefined, dataDir, true);
-  const store = openStore({ databaseUrl: database.env.DATABASE_URL, dataDir });
-  const now = new Date().toISOString();
-  const migrator = new Migrator({
-    db: store.db,
-    provider: { getMigrations: async () => allMigrations(store.dialect, createCipher(Buffer.alloc(32, 7))) },
-  });
-  const db = store.db as never as import('kysely').Kysely<Record<string, Record<string, unknown>>>;
-  try {
+  await withMigratingStore('slipway-fair-migration-', async ({ store, migrator }) => {
+    const now = new Date().toISOString();
+    const db = store.db as never as import('kysely').Kysely<Record<string, Record<string, unknown>>>;
     expect((await migrator.migrateTo('020_github_event_digests')).error).toBeUndefined();
     await db
       .insertInto('organizations')
@@ -83,9 +69,5 @@ it('gives open build jobs queued before the upgrade their organization, so they 
       { id: 'job_open', fair_key: 'org_a', claimed_at: null },
       { id: 'job_other', fair_key: null, claimed_at: null },
     ]);
-  } finally {
-    await store.close();
-    await database.drop();
-    rmSync(dataDir, { recursive: true, force: true });
-  }
+  });
 });

@@ -1,24 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Migrator } from 'kysely';
 import { expect, it } from 'vitest';
-import { createCipher } from '../../server/lib/secrets.ts';
-import { openStore } from '../../server/store/db.ts';
-import { allMigrations } from '../../server/store/migrations/index.ts';
-import { databaseForTest } from '../helpers/database.ts';
+import { withMigratingStore } from '../helpers/migrating-store.ts';
 
 it('gives events stored before a body digest, the first of each replayed body only', async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'slipway-digest-migration-'));
-  const database = await databaseForTest(undefined, dataDir, true);
-  const store = openStore({ databaseUrl: database.env.DATABASE_URL, dataDir });
-  const now = new Date().toISOString();
-  const migrator = new Migrator({
-    db: store.db,
-    provider: { getMigrations: async () => allMigrations(store.dialect, createCipher(Buffer.alloc(32, 7))) },
-  });
-  const db = store.db as never as import('kysely').Kysely<Record<string, Record<string, unknown>>>;
-  try {
+  await withMigratingStore('slipway-digest-migration-', async ({ store, migrator }) => {
+    const now = new Date().toISOString();
+    const db = store.db as never as import('kysely').Kysely<Record<string, Record<string, unknown>>>;
     expect((await migrator.migrateTo('019_used_oidc_tokens')).error).toBeUndefined();
     await db.insertInto('users').values({ id: 'usr_a', email: 'a@example.com', created_at: now }).execute();
     const event = (id: string, body: string) => ({
@@ -46,9 +32,5 @@ it('gives events stored before a body digest, the first of each replayed body on
       ['ghe_2', null],
       ['ghe_3', 64],
     ]);
-  } finally {
-    await store.close();
-    await database.drop();
-    rmSync(dataDir, { recursive: true, force: true });
-  }
+  });
 });

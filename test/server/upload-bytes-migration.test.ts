@@ -1,24 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { Migrator } from 'kysely';
 import { expect, it } from 'vitest';
-import { createCipher } from '../../server/lib/secrets.ts';
-import { openStore } from '../../server/store/db.ts';
-import { allMigrations } from '../../server/store/migrations/index.ts';
-import { databaseForTest } from '../helpers/database.ts';
+import { withMigratingStore } from '../helpers/migrating-store.ts';
 
 it('counts the uploads each organization kept before the upgrade into its upload_bytes', async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'slipway-upload-bytes-migration-'));
-  const database = await databaseForTest(undefined, dataDir, true);
-  const store = openStore({ databaseUrl: database.env.DATABASE_URL, dataDir });
-  const now = new Date().toISOString();
-  const migrator = new Migrator({
-    db: store.db,
-    provider: { getMigrations: async () => allMigrations(store.dialect, createCipher(Buffer.alloc(32, 7))) },
-  });
-  const db = store.db as never as import('kysely').Kysely<Record<string, Record<string, unknown>>>;
-  try {
+  await withMigratingStore('slipway-upload-bytes-migration-', async ({ store, migrator }) => {
+    const now = new Date().toISOString();
+    const db = store.db as never as import('kysely').Kysely<Record<string, Record<string, unknown>>>;
     expect((await migrator.migrateTo('021_fair_jobs')).error).toBeUndefined();
     const org = (id: string) => ({
       id,
@@ -55,9 +41,5 @@ it('counts the uploads each organization kept before the upgrade into its upload
       ['org_b', 5_000_000_000],
       ['org_c', 0],
     ]);
-  } finally {
-    await store.close();
-    await database.drop();
-    rmSync(dataDir, { recursive: true, force: true });
-  }
+  });
 });
