@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -6,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generatorEnv, STARTERS } from '../helpers/starters.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
 import { FRAMEWORK_ENV } from './deploy-starter.ts';
+import { runShell } from '../helpers/process.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const GUIDE = readFileSync(join(ROOT, 'docs/nextjs.md'), 'utf8');
@@ -18,17 +18,7 @@ function block(marker: string, lang = 'sh'): string {
   return GUIDE.slice(start, GUIDE.indexOf('\n```', start));
 }
 
-function sh(script: string, cwd: string, env: NodeJS.ProcessEnv) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((done, fail) => {
-    const child = spawn('bash', ['-c', `set -e\n${script}`], { cwd, env });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', fail);
-    child.on('close', (code) => done({ code, stdout, stderr }));
-  });
-}
+const sh = (script: string, cwd: string, env: NodeJS.ProcessEnv) => runShell(`set -e\n${script}`, cwd, env);
 
 /**
  * docs/nextjs.md, run as a reader would: the starter made by the guide's own command, the guide's

@@ -1,10 +1,10 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGitRepo } from '../helpers/git-repo.ts';
 import { deploymentDone, startStack, type Stack } from '../helpers/stack.ts';
+import { runShell } from '../helpers/process.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -17,23 +17,8 @@ function command(html: string): string {
   return code!.replaceAll('&lt;', '<').replaceAll('&gt;', '>').replaceAll('&amp;', '&');
 }
 
-function run(
-  line: string,
-  env: Record<string, string>,
-): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((done, fail) => {
-    const child = spawn('bash', ['-c', line], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH, LOG_LEVEL: 'warn', ...env },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', fail);
-    child.on('close', (code) => done({ code, stdout, stderr }));
-  });
-}
+const run = (line: string, env: Record<string, string>) =>
+  runShell(line, ROOT, { PATH: process.env.PATH, LOG_LEVEL: 'warn', ...env });
 
 /**
  * The commands the dashboard's pages suggest, copied from the page and run as a newcomer would:

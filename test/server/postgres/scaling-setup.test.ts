@@ -1,8 +1,8 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { runShell } from '../../helpers/process.ts';
 
 const ROOT = resolve(import.meta.dirname, '../../..');
 const url = process.env.SLIPWAY_TEST_DATABASE_URL;
@@ -22,21 +22,9 @@ function blocks(marker: string, n: number): string[] {
   return out;
 }
 
-function sh(script: string, cwd: string, env: Record<string, string>) {
-  return new Promise<{ code: number | null; stdout: string; stderr: string }>((done, fail) => {
-    // No update check against the registry from npx.
-    const child = spawn('bash', ['-c', script], {
-      cwd,
-      env: { PATH: process.env.PATH, npm_config_update_notifier: 'false', ...env },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', fail);
-    child.on('close', (code) => done({ code, stdout, stderr }));
-  });
-}
+/** No update check against the registry from npx. */
+const sh = (script: string, cwd: string, env: Record<string, string>) =>
+  runShell(script, cwd, { PATH: process.env.PATH, npm_config_update_notifier: 'false', ...env });
 
 /**
  * docs/scaling.md's "Set up the database", run as written against this machine's PostgreSQL: the
