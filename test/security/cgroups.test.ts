@@ -103,6 +103,29 @@ describe('each sandbox is bounded as a whole by a control group', { timeout: 60_
     });
   }
 
+  it('tenant code cannot leave its group: no cgroup file system to write to or to mount, and the limit still holds', async (ctx) => {
+    if (noGroups) ctx.skip();
+    // Each way out it might try: the host's hierarchy at its usual path, a mount of its own
+    // (it is root in its user namespace), and the v2 mount; then the memory it wanted.
+    const r = await run(
+      [
+        'for f in /sys/fs/cgroup/memory/cgroup.procs /sys/fs/cgroup/cgroup.procs /sys/fs/cgroup/memory/slipway/cgroup.procs; do',
+        '  (echo $$ > "$f") 2>/dev/null && echo "moved via $f"',
+        'done',
+        'mkdir -p /tmp/cg && for t in "cgroup -o memory" "cgroup2"; do',
+        '  mount -t $t none /tmp/cg 2>/dev/null && echo "mounted $t"',
+        '  unshare -Urm sh -c "mount -t $t none /tmp/cg" 2>/dev/null && echo "mounted $t in a new namespace"',
+        'done',
+        'echo tried',
+        sharedMemory(600),
+      ].join('\n'),
+    );
+    expect(r.out).toMatch(/^tried$/m);
+    expect(r.out).not.toMatch(/moved via|mounted/);
+    expect(r.out).not.toMatch(/filled 600/);
+    expect(r.group!.oomKills).toBeGreaterThanOrEqual(1);
+  });
+
   it('files in /tmp and /dev/shm count against the group: 2 × 60 MiB under a 96 MiB group is killed', async (ctx) => {
     if (noGroups) ctx.skip();
     const r = await run(
