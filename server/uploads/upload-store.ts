@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdir, rename, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Transform, type Readable } from 'node:stream';
+import { Transform, Writable, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 
 /** Why an upload was refused; the bytes are not kept. */
@@ -32,6 +32,11 @@ export interface UploadStore {
    * them): the caller records them first, and a refused upload never shows in the store.
    */
   receive(sha256: string, body: Readable, maxBytes: number): Promise<Received>;
+  /**
+   * Reads `body` to its end and checks that it hashes to `sha256` within `maxBytes`, keeping
+   * nothing (for a file the store has already): UploadRefused otherwise.
+   */
+  verify(sha256: string, body: Readable, maxBytes: number): Promise<number>;
   remove(sha256: string): Promise<void>;
 }
 
@@ -46,31 +51,42 @@ export interface Received {
  * Uploaded files by content, under the artifacts directory (shared by every machine that builds
  * and serves). Which organization may use which file is the database's business.
  */
+/** Passes bytes through, counting them against `maxBytes`; `check()` compares their hash. */
+function hashingCounter(sha256: string, maxBytes: number) {
+  const hash = createHash('sha256');
+  let size = 0;
+  const stream = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      size += chunk.length;
+      if (size > maxBytes) {
+        done(new UploadRefused('size', `is larger than the limit of ${maxBytes} bytes for one file`));
+        return;
+      }
+      hash.update(chunk);
+      done(null, chunk);
+    },
+  });
+  const check = (): number => {
+    const actual = hash.digest('hex');
+    if (actual !== sha256) {
+      throw new UploadRefused('hash', `does not match the bytes sent, which hash to ${actual}`);
+    }
+    return size;
+  };
+  return { stream, check };
+}
+
 export function createUploadStore(root: string): UploadStore {
   const path = (sha256: string) => join(root, sha256.slice(0, 2), sha256);
   const receive = async (sha256: string, body: Readable, maxBytes: number): Promise<Received> => {
     const dir = join(root, sha256.slice(0, 2));
     await mkdir(dir, { recursive: true });
     const tmp = join(dir, `.${sha256}.${randomBytes(6).toString('hex')}.tmp`);
-    const hash = createHash('sha256');
-    let size = 0;
-    const count = new Transform({
-      transform(chunk: Buffer, _enc, done) {
-        size += chunk.length;
-        if (size > maxBytes) {
-          done(new UploadRefused('size', `is larger than the limit of ${maxBytes} bytes for one file`));
-          return;
-        }
-        hash.update(chunk);
-        done(null, chunk);
-      },
-    });
+    const counter = hashingCounter(sha256, maxBytes);
+    let size: number;
     try {
-      await pipeline(body, count, createWriteStream(tmp, { mode: 0o644 }));
-      const actual = hash.digest('hex');
-      if (actual !== sha256) {
-        throw new UploadRefused('hash', `does not match the bytes sent, which hash to ${actual}`);
-      }
+      await pipeline(body, counter.stream, createWriteStream(tmp, { mode: 0o644 }));
+      size = counter.check();
     } catch (err) {
       await rm(tmp, { force: true });
       throw err;
@@ -100,6 +116,11 @@ export function createUploadStore(root: string): UploadStore {
       return received.size;
     },
     receive,
+    async verify(sha256, body, maxBytes) {
+      const counter = hashingCounter(sha256, maxBytes);
+      await pipeline(body, counter.stream, new Writable({ write: (_c, _e, done) => done() }));
+      return counter.check();
+    },
     async remove(sha256) {
       await rm(path(sha256), { force: true });
     },

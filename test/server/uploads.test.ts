@@ -104,6 +104,17 @@ describe('uploads: files by content', () => {
     expect(existsSync(storedPath(claimed))).toBe(false);
     expect(await missing(alice, pid, [claimed])).toEqual([claimed]);
 
+    // The organization holds this hash already: wrong bytes under its name are still refused.
+    const held = '<p>held</p>';
+    expect((await put(alice, pid, sha(held), held)).statusCode).toBe(201);
+    const wrongHeld = await put(alice, pid, sha(held), 'not the held file');
+    expect(wrongHeld.statusCode).toBe(400);
+    expect(wrongHeld.json().error.details).toEqual([
+      { path: 'sha256', message: `does not match the bytes sent, which hash to ${sha('not the held file')}` },
+    ]);
+    expect(readFileSync(storedPath(sha(held)), 'utf8')).toBe(held);
+    expect((await put(alice, pid, sha(held), held)).statusCode).toBe(200);
+
     const big = Buffer.alloc(64 * 1024 + 1, 1);
     const tooBig = await put(alice, pid, sha(big), big);
     expect(tooBig.statusCode).toBe(400);
