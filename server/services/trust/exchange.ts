@@ -5,6 +5,7 @@ import type { ExchangedToken } from '../../../api/schemas/trust-policies.ts';
 import type { TrustPoliciesTable } from '../../store/schema.ts';
 import type { Deps } from '../deps.ts';
 import { createToken } from '../users/create-token.ts';
+import { requirePolicyAuthor } from './policy-author.ts';
 import { claimJti, jtiOf, OIDC_CLOCK_TOLERANCE_S } from './used-tokens.ts';
 
 /** The claims of a GitHub Actions OIDC token that a policy looks at. */
@@ -114,7 +115,7 @@ export async function exchangeOidcToken(
     .selectFrom('trust_policies as t')
     .innerJoin('projects as p', 'p.id', 't.project_id')
     .selectAll('t')
-    .select('p.name as project_name')
+    .select(['p.name as project_name', 'p.organization_id'])
     .where('p.deleted_at', 'is', null);
   if (body.project) {
     query = body.project.startsWith('prj_')
@@ -151,6 +152,10 @@ export async function exchangeOidcToken(
     );
   }
   const policy = trusted.p;
+  await requirePolicyAuthor(deps, policy, {
+    name: policy.project_name,
+    organizationId: policy.organization_id,
+  });
   const now = deps.clock.now();
   const expiresAt = new Date(now.getTime() + deps.config.oidc.tokenTtlMs).toISOString();
   // The token and the mark that its job token is used commit together: a replay, even at the same
