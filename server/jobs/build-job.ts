@@ -29,6 +29,7 @@ import { materializeFiles } from '../uploads/materialize.ts';
 import { createUploadStore } from '../uploads/upload-store.ts';
 import type { JobHandler } from './worker.ts';
 import type { Fairness } from './fair-claim.ts';
+import { recordDetectedFramework } from '../services/projects/detected-framework.ts';
 
 export interface BuildJobOptions {
   artifacts: ArtifactStore;
@@ -370,6 +371,7 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
           })
           .where('id', '=', id)
           .execute();
+        await recordDetectedFramework(deps.db, deployment, result.framework);
       }
       await goLive();
     }

@@ -84,6 +84,7 @@ export function projectRow(orgId: string, now: string, values: Partial<ProjectsT
     repository_credentials: null,
     branch: 'main',
     framework: null,
+    detected_framework: null,
     install_command: null,
     build_command: null,
     output_directory: null,

@@ -79,7 +79,13 @@ export function projectPage(view: View, data: ProjectPageData) {
           }
         </dd>
         <dt>Framework</dt>
-        <dd>${project.framework ?? 'detected on every build'}</dd>
+        <dd>
+          ${
+            project.frameworkSetting
+              ? project.frameworkSetting
+              : html`${project.framework ?? 'none yet'} <span class="muted">(detected on every build)</span>`
+          }
+        </dd>
         <dt>Status</dt>
         <dd>${project.status}</dd>
         <dt>Your role</dt>
