@@ -30,6 +30,11 @@ import { createUploadStore } from '../uploads/upload-store.ts';
 import type { JobHandler } from './worker.ts';
 import type { Fairness } from './fair-claim.ts';
 import { recordDetectedFramework } from '../services/projects/detected-framework.ts';
+import { decodeJson } from '../lib/json-column.ts';
+import { z } from 'zod';
+
+/** A build job's payload (queue-deployment.ts writes it). */
+const BuildPayload = z.object({ deploymentId: z.string() });
 
 export interface BuildJobOptions {
   artifacts: ArtifactStore;
@@ -71,7 +76,7 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
     fairness: buildsPerOrganization(deps.config.plans),
 
     async handle(job, signal) {
-      const { deploymentId } = JSON.parse(job.payload) as { deploymentId: string };
+      const { deploymentId } = decodeJson(BuildPayload, job.payload, `Job ${job.id}'s payload`);
       const deployment = await deps.db
         .selectFrom('deployments')
         .selectAll()
@@ -107,7 +112,7 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
     },
 
     async onExhausted(job, reason) {
-      const { deploymentId } = JSON.parse(job.payload) as { deploymentId: string };
+      const { deploymentId } = decodeJson(BuildPayload, job.payload, `Job ${job.id}'s payload`);
       const message = `The build could not complete: ${reason}`;
       const logs = await createLogBuffer(deps, deploymentId, { limitBytes: deps.config.buildLogLimitBytes });
       logs.note(failedLine(deploymentId, message));
