@@ -21,10 +21,12 @@ import { readLog } from '../read-log.ts';
 import { readSession } from '../session.ts';
 
 const ACTIONS = new Set<Action>(['promote', 'rollback', 'redeploy']);
-const DONE: Record<Action, string> = {
+const DONE: Record<Action | 'deploy' | 'created', string> = {
   promote: 'Promoted: this deployment now serves production.',
   rollback: 'Rolled back: production now serves this build again.',
   redeploy: 'Redeploy started: this is the new deployment.',
+  deploy: 'Deployment started: this page follows it.',
+  created: 'Project created: its first deployment has started, and this page follows it.',
 };
 
 /** A deployment's page, its log (streamed while it builds, or downloaded), and its actions. */
@@ -44,8 +46,21 @@ export function deploymentRoutes(scope: FastifyInstance, kit: Kit): void {
       const ctx = await context(session.actor, deploymentId);
       const type = q.log === 'runtime' ? 'runtime' : 'build';
       const log = await readLog(deps, ctx.deployment.id, type, 2000);
-      const done = ACTIONS.has(q.done as Action) ? DONE[q.done as Action] : undefined;
+      const done = q.done && Object.hasOwn(DONE, q.done) ? DONE[q.done as keyof typeof DONE] : undefined;
       return deploymentPage(view, { ...ctx, log: { type, ...log }, message: done, now: deps.clock.now() });
+    }),
+  );
+
+  // What the deployment page's script polls while the deployment is on its way.
+  scope.get(
+    '/deployments/:deploymentId/status',
+    kit.page(async ({ req, reply, session }) => {
+      const { deploymentId } = req.params as { deploymentId: string };
+      const d = await getDeployment(deps, session.actor, deploymentId);
+      return reply
+        .headers(SECURITY_HEADERS)
+        .type('application/json; charset=utf-8')
+        .send(JSON.stringify({ id: d.id, status: d.status, errorMessage: d.errorMessage }));
     }),
   );
 
