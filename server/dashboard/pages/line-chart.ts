@@ -63,7 +63,8 @@ export function lineChart(opts: {
   const top = niceCeiling(Math.max(0, ...lines.flatMap((l) => l.values.filter((v) => v !== null))));
   const x = (i: number) => LEFT + (n <= 1 ? 0 : (i * (W - LEFT - RIGHT)) / (n - 1));
   const y = (v: number) => TOP + (1 - v / top) * (H - TOP - BOTTOM);
-  const long = n > 0 && Date.parse(at[n - 1]!) - Date.parse(at[0]!) > 36 * 3_600_000;
+  // Over more than a day's hours a time alone is ambiguous: the labels carry the date too.
+  const long = n > 0 && Date.parse(at[n - 1]!) - Date.parse(at[0]!) >= 12 * 3_600_000;
   return html`<figure class="chart">
     <figcaption>
       ${opts.title}
