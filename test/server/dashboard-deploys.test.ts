@@ -208,6 +208,33 @@ describe('dashboard: deploying from it', () => {
     expect((await deploymentsOf(project.id)).length).toBe(before);
   });
 
+  it('redeploys with or without the build cache, as the confirmation’s box says', async () => {
+    const s = await dashboardSession(t, alice);
+    const project = await projectNamed('from-git');
+    const id = await deploy(project.id, { branch: 'main' });
+    await live(id);
+    const confirm = await s.get(`/deployments/${id}/redeploy`);
+    expect(confirm.body).toMatch(/<input type="checkbox" name="cache" checked \/>\s*Use the build cache/);
+    const specOf = async (location: unknown) => {
+      const newId = /^\/deployments\/(dpl_\w+)\?done=redeploy$/.exec(String(location))![1]!;
+      const row = await t.deps.db
+        .selectFrom('deployments')
+        .selectAll()
+        .where('id', '=', newId)
+        .executeTakeFirstOrThrow();
+      return decodeBuildSpec(newId, row.build_spec);
+    };
+    const without = await s.post(`/deployments/${id}/redeploy`, {});
+    expect(without.statusCode).toBe(303);
+    const bare = await specOf(without.headers.location);
+    expect(bare.cache).toBeNull();
+    // The same code: the commit the first build checked out.
+    expect(bare.source).toMatchObject({ kind: 'git', commit: 'abcdef1234567890' });
+    const withCache = await s.post(`/deployments/${id}/redeploy`, { cache: 'on' });
+    expect(withCache.statusCode).toBe(303);
+    expect((await specOf(withCache.headers.location)).cache).not.toBeNull();
+  });
+
   it('shows each project card with its newest deployment, and marks rollback and promotion rows', async () => {
     const s = await dashboardSession(t, alice);
     const made = await t.call(alice, 'POST', '/v1/projects', {

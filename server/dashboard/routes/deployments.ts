@@ -122,7 +122,7 @@ export function deploymentRoutes(scope: FastifyInstance, kit: Kit): void {
     }),
   );
 
-  const action = async ({ req, reply, view, session }: Ctx) => {
+  const action = async ({ req, reply, view, session, form }: Ctx) => {
     const { deploymentId, action } = req.params as { deploymentId: string; action: string };
     if (!ACTIONS.has(action as Action)) throw ApiError.notFound(`Page ${req.url.split('?')[0]}`);
     const act = action as Action;
@@ -136,7 +136,9 @@ export function deploymentRoutes(scope: FastifyInstance, kit: Kit): void {
       return confirmPage(view, { action: act, ...ctx });
     }
     try {
-      const result = await perform(deps, session.actor, act, ctx.deployment, ctx.project);
+      const result = await perform(deps, session.actor, act, ctx.deployment, ctx.project, {
+        cache: form.cache === 'on',
+      });
       return kit.redirect(reply, `/deployments/${result.id}?done=${act}`);
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
@@ -147,8 +149,15 @@ export function deploymentRoutes(scope: FastifyInstance, kit: Kit): void {
   scope.post('/deployments/:deploymentId/:action', kit.page(action));
 }
 
-/** The API's own operations, with the signed-in user as the caller. */
-async function perform(deps: Deps, actor: Actor, action: Action, d: Deployment, project: Project) {
+/** The API's own operations, with the signed-in user as the caller; a redeploy with or without the build cache. */
+async function perform(
+  deps: Deps,
+  actor: Actor,
+  action: Action,
+  d: Deployment,
+  project: Project,
+  opts: { cache: boolean },
+) {
   switch (action) {
     case 'promote':
       return promoteDeployment(deps, actor, d.id);
@@ -159,6 +168,6 @@ async function perform(deps: Deps, actor: Actor, action: Action, d: Deployment, 
       }
       return rollbackDeployment(deps, actor, project.productionDeploymentId, { to: d.id });
     case 'redeploy':
-      return redeployDeployment(deps, actor, d.id);
+      return redeployDeployment(deps, actor, d.id, opts);
   }
 }
