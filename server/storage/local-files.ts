@@ -1,4 +1,4 @@
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, rmSync } from 'node:fs';
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { pipeline } from 'node:stream/promises';
@@ -50,9 +50,10 @@ export async function createDiskCache(store: BlobStore, opts: DiskCacheOptions):
   const kept = new LRUCache<string, number>({
     maxSize: opts.maxBytes,
     sizeCalculation: (size) => Math.max(1, size),
-    // Removed when pushed out; a request already reading it keeps its open file.
+    // Removed when pushed out, at once (one unlink), so a fetch of it again cannot be removed by a
+    // late delete; a request already reading it keeps its open file.
     dispose: (_size, key, reason) => {
-      if (reason === 'evict' || reason === 'delete') void rm(path(key), { force: true });
+      if (reason === 'evict' || reason === 'delete') rmSync(path(key), { force: true });
     },
   });
   const pending = new Map<string, Promise<boolean>>();

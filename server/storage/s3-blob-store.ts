@@ -3,6 +3,7 @@ import { stat } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { AwsClient } from 'aws4fetch';
+import { request } from 'undici';
 import { checkKey, type BlobBody, type BlobStore } from './blob-store.ts';
 import type { ObjectStorageConfig } from './object-storage-url.ts';
 
@@ -18,6 +19,14 @@ export class ObjectStorageError extends Error {
   ) {
     super(message);
   }
+}
+
+/** A file to PUT, opened on each try. */
+class FileBody {
+  constructor(
+    readonly path: string,
+    readonly size: number,
+  ) {}
 }
 
 /** Unescapes the five XML entities (keys and tokens in a listing). */
@@ -66,14 +75,18 @@ export function createS3BlobStore(cfg: ObjectStorageConfig): BlobStore {
   });
   const urlOf = (key: string) => `${cfg.bucketUrl}${cfg.prefix}${checkKey(key)}`;
 
-  /** Sends the request `make` builds, again after a network error or a 5xx; other answers are returned. */
+  /**
+   * Sends the request `make` builds (through fetch, or `put` for a body that is a file), again
+   * after a network error or a 5xx; other answers are returned.
+   */
   async function send(what: string, make: () => Promise<RequestInit & { url: string }>): Promise<Response> {
     for (let attempt = 1; ; attempt++) {
       let res: Response | undefined;
       let failure: unknown;
+      // A request that cannot be made (a bad key) is not tried again.
+      const { url, ...init } = await make();
       try {
-        const { url, ...init } = await make();
-        res = await client.fetch(url, init);
+        res = await (init.body instanceof FileBody ? put(url, init, init.body) : client.fetch(url, init));
         if (res.status < 500) return res;
         failure = new ObjectStorageError(res.status, await describe(what, res));
       } catch (err) {
@@ -82,6 +95,19 @@ export function createS3BlobStore(cfg: ObjectStorageConfig): BlobStore {
       if (attempt >= TRIES) throw failure;
       await delay(100 * 2 ** attempt);
     }
+  }
+
+  /**
+   * PUTs a file as a stream with its length: Node's fetch will not send a Content-Length with a
+   * stream, and S3 refuses a PUT without one. Signed like any other (UNSIGNED-PAYLOAD).
+   */
+  async function put(url: string, init: RequestInit, file: FileBody): Promise<Response> {
+    const signed = await client.sign(url, { method: 'PUT', headers: init.headers ?? {} });
+    const headers: Record<string, string> = { 'content-length': String(file.size) };
+    signed.headers.forEach((value, name) => (headers[name] = value));
+    const res = await request(url, { method: 'PUT', headers, body: createReadStream(file.path) });
+    const text = await res.body.text();
+    return new Response(text || null, { status: res.statusCode });
   }
 
   async function describe(what: string, res: Response): Promise<string> {
@@ -105,16 +131,9 @@ export function createS3BlobStore(cfg: ObjectStorageConfig): BlobStore {
     };
   }
 
-  async function requestBody(
-    body: BlobBody,
-  ): Promise<{ body: Buffer | ReadableStream<Uint8Array>; length: number }> {
-    if ('bytes' in body) {
-      const bytes = typeof body.bytes === 'string' ? Buffer.from(body.bytes) : body.bytes;
-      return { body: bytes, length: bytes.length };
-    }
-    const { size } = await stat(body.file);
-    const stream = Readable.toWeb(createReadStream(body.file)) as unknown as ReadableStream<Uint8Array>;
-    return { body: stream, length: size };
+  async function requestBody(body: BlobBody): Promise<Buffer | FileBody> {
+    if ('bytes' in body) return typeof body.bytes === 'string' ? Buffer.from(body.bytes) : body.bytes;
+    return new FileBody(body.file, (await stat(body.file)).size);
   }
 
   async function get(key: string, range?: { start: number; end: number }): Promise<Response | null> {
@@ -133,16 +152,12 @@ export function createS3BlobStore(cfg: ObjectStorageConfig): BlobStore {
 
     async putIfAbsent(key, body) {
       if (await head(key)) return false;
-      const res = await send(`PUT ${key}`, async () => {
-        const { body: payload, length } = await requestBody(body);
-        return {
-          url: urlOf(key),
-          method: 'PUT',
-          body: payload,
-          headers: { 'Content-Length': String(length), 'If-None-Match': '*' },
-          duplex: 'half',
-        };
-      });
+      const res = await send(`PUT ${key}`, async () => ({
+        url: urlOf(key),
+        method: 'PUT',
+        body: (await requestBody(body)) as unknown as RequestInit['body'],
+        headers: { 'If-None-Match': '*' },
+      }));
       await res.body?.cancel();
       // 412: written by another in the meantime; 409: another's write of it is under way.
       if (res.status === 412 || res.status === 409) return false;
