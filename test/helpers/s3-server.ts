@@ -30,8 +30,11 @@ export interface S3Server {
   stop(): Promise<void>;
 }
 
-/** Starts s3rver on 127.0.0.1 with one bucket, in a fresh folder, behind a counting proxy. */
-export async function startS3Server(): Promise<S3Server> {
+/**
+ * Starts s3rver on 127.0.0.1 with one bucket (`slipway-test`, and `extraBuckets`), in a fresh
+ * folder, behind a counting proxy. Its credentials are S3RVER / S3RVER.
+ */
+export async function startS3Server(extraBuckets: string[] = []): Promise<S3Server> {
   if (!S3rver) throw new Error('s3rver is not installed');
   const dir = mkdtempSync(join(tmpdir(), 'slipway-s3-'));
   const bucket = 'slipway-test';
@@ -40,7 +43,7 @@ export async function startS3Server(): Promise<S3Server> {
     port: 0,
     silent: true,
     directory: dir,
-    configureBuckets: [{ name: bucket }],
+    configureBuckets: [bucket, ...extraBuckets].map((name) => ({ name })),
   });
   const { port } = await server.run();
   const requests = new Map<string, number>();
