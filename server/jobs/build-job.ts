@@ -26,7 +26,7 @@ import { createLogBuffer, type LogBuffer } from './log-buffer.ts';
 import { repositoryAccess } from './repository-access.ts';
 import { type BuildSpec, decodeBuildSpec } from '../builder/build-spec.ts';
 import { materializeFiles } from '../uploads/materialize.ts';
-import { createUploadStore } from '../uploads/upload-store.ts';
+import { uploadStoreOf } from '../uploads/upload-store.ts';
 import type { JobHandler } from './worker.ts';
 import type { Fairness } from './fair-claim.ts';
 import { recordDetectedFramework } from '../services/projects/detected-framework.ts';
@@ -257,7 +257,7 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
         await rm(dir, { recursive: true, force: true });
         await mkdir(dir, { recursive: true });
         logs.note(`==> Storing ${files.length} uploaded files, prebuilt: no build`);
-        const stored = await materializeFiles(createUploadStore(deps.config.uploads.dir), files, dir)
+        const stored = await materializeFiles(uploadStoreOf(deps.config), files, dir)
           .then(() =>
             opts.artifacts.storeDirectory(dir, {
               maxBytes: deps.config.maxOutputBytes,
@@ -303,8 +303,7 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
             ? {
                 files: {
                   count: files.length,
-                  write: (dir: string) =>
-                    materializeFiles(createUploadStore(deps.config.uploads.dir), files, dir),
+                  write: (dir: string) => materializeFiles(uploadStoreOf(deps.config), files, dir),
                 },
               }
             : {}),

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import { ApiError } from '../../../api/errors.ts';
 import type { MissingFiles, UploadedFile } from '../../../api/schemas/uploads.ts';
-import { createUploadStore, UploadRefused } from '../../uploads/upload-store.ts';
+import { uploadStoreOf, UploadRefused } from '../../uploads/upload-store.ts';
 import { requireProject } from '../access.ts';
 import type { Actor, Deps } from '../deps.ts';
 import { chargeUpload, checkRoom, type UploadPayer } from './upload-quota.ts';
@@ -34,7 +34,7 @@ export async function uploadFile(
   declaredBytes: number | null = null,
 ): Promise<{ file: UploadedFile; created: boolean }> {
   const { project } = await requireProject(deps, actor, projectId, 'developer');
-  const store = createUploadStore(deps.config.uploads.dir);
+  const store = uploadStoreOf(deps.config);
   const org = await deps.db
     .selectFrom('organizations')
     .select(['id', 'name', 'plan'])
