@@ -1,4 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
 import { loadConfig } from '../../server/config.ts';
 import { createGitRepo, type GitRepo } from '../helpers/git-repo.ts';
 import { histogramCount, sample, scrape, type Families } from '../helpers/prometheus.ts';
@@ -112,6 +115,30 @@ describe('operator metrics', () => {
       expect(after.find((f) => f.name === 'slipway_db_pool_connections')).toBeUndefined();
     }
   }, 120_000);
+
+  it('every metric the Grafana dashboard and the Prometheus rules in deploy/ name is one this stack serves', async () => {
+    const deploy = resolve(import.meta.dirname, '../../deploy');
+    const dashboard = JSON.parse(readFileSync(`${deploy}/grafana/slipway-dashboard.json`, 'utf8')) as {
+      panels: { type: string; targets?: { expr: string; datasource: { uid: string } }[] }[];
+    };
+    const graphs = dashboard.panels.filter((p) => p.type !== 'row');
+    expect(graphs.length).toBeGreaterThan(10);
+    const exprs = graphs.flatMap((p) =>
+      p.targets!.map((t) => (expect(t.datasource.uid).toBe('${DS_PROMETHEUS}'), t.expr)),
+    );
+    const rules = parseYaml(readFileSync(`${deploy}/prometheus/slipway.yml`, 'utf8')) as {
+      groups: { rules: { alert: string; expr: string }[] }[];
+    };
+    exprs.push(...rules.groups.flatMap((g) => g.rules.map((r) => r.expr)));
+    const named = new Set(
+      exprs.flatMap((e) => [...e.matchAll(/\b((?:slipway|process|nodejs)_[a-z0-9_]+)\b/g)].map((m) => m[1]!)),
+    );
+    const served = new Set((await scrapeNow()).flatMap((f) => [f.name, ...f.samples.map((x) => x.name)]));
+    // The pool is PostgreSQL's: SQLite has none.
+    if (process.env.SLIPWAY_TEST_DIALECT !== 'postgres') served.add('slipway_db_pool_connections');
+    expect([...named].filter((n) => !served.has(n))).toEqual([]);
+    expect(named.size).toBeGreaterThan(15);
+  });
 
   it('the listener wants the operator token: none, a tenant API token or a wrong one get 401', async () => {
     for (const authorization of [undefined, `Bearer ${tenant.token}`, `Bearer ${TOKEN}x`, TOKEN]) {
