@@ -6,6 +6,15 @@ export type SandboxLimit = 'memory' | 'processes' | 'disk' | 'tmp' | 'file_size'
 /** How a build attempt ended. `interrupted`: its worker stopped; `error`: an internal error, retried. */
 export type BuildOutcome = 'live' | 'failed' | 'cancelled' | 'timed_out' | 'interrupted' | 'error';
 
+const OUTCOMES: readonly BuildOutcome[] = [
+  'live',
+  'failed',
+  'cancelled',
+  'timed_out',
+  'interrupted',
+  'error',
+];
+
 /** Status classes the edge counts by; anything else is counted as `other`. */
 const CLASSES = ['other', '1xx', '2xx', '3xx', '4xx', '5xx'] as const;
 
@@ -93,10 +102,9 @@ export function createOpsMetrics(registry: Registry = new Registry()): OpsMetric
     count: requests.labels(c),
     seconds: requestSeconds.labels(c),
   }));
-  for (const outcome of ['live', 'failed'] as const) {
-    builds.labels(outcome);
-    buildSeconds.labels(outcome);
-  }
+  // Known labels start at 0, so that rate() and increase() see the first event.
+  for (const c of byClass) c.count.inc(0);
+  for (const outcome of OUTCOMES) builds.labels(outcome).inc(0);
   return {
     registry,
     buildEnded(outcome, seconds) {
