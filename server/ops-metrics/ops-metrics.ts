@@ -1,4 +1,5 @@
 import { Counter, Histogram, Registry } from 'prom-client';
+import { createEdgeRequests } from './edge-requests.ts';
 
 /** Why the sandbox stopped tenant code: the limit it hit (docs/operating.md#metrics). */
 export type SandboxLimit = 'memory' | 'processes' | 'disk' | 'tmp' | 'file_size' | 'time' | 'output';
@@ -15,13 +16,8 @@ const OUTCOMES: readonly BuildOutcome[] = [
   'error',
 ];
 
-/** Status classes the edge counts by; anything else is counted as `other`. */
-const CLASSES = ['other', '1xx', '2xx', '3xx', '4xx', '5xx'] as const;
-
 /** Seconds: a build takes seconds to many minutes (SLIPWAY_BUILD_TIMEOUT, 15 min by default). */
 const BUILD_BUCKETS = [1, 2, 5, 10, 20, 30, 60, 120, 300, 600, 900, 1800];
-/** Seconds: a warm static file takes well under a millisecond, a cold server app seconds. */
-const EDGE_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 /** Seconds: a monitoring run probes every production URL (one batch is SLIPWAY_PROBE_BATCH). */
 const RUN_BUCKETS = [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 
@@ -36,7 +32,7 @@ export interface OpsMetrics {
   buildEnded(outcome: BuildOutcome, seconds: number): void;
   /** Tenant code was stopped by a limit of its sandbox (`where`: a build or a server app). */
   limitHit(limit: SandboxLimit, where: 'build' | 'app'): void;
-  /** One edge response; kept to a counter increment and a histogram observation. */
+  /** One edge response: a few additions into arrays (edge-requests.ts), turned into text when scraped. */
   edgeRequest(status: number, durationMs: number): void;
   /** One monitoring run ended. */
   monitoringRun(seconds: number, ok: boolean): void;
@@ -70,19 +66,7 @@ export function createOpsMetrics(registry: Registry = new Registry()): OpsMetric
     labelNames: ['limit', 'where'],
     registers: [registry],
   });
-  const requests = new Counter({
-    name: 'slipway_edge_requests_total',
-    help: 'Requests the edge answered, by status class (health probes of the service are not counted).',
-    labelNames: ['class'],
-    registers: [registry],
-  });
-  const requestSeconds = new Histogram({
-    name: 'slipway_edge_request_duration_seconds',
-    help: 'Edge requests from arrival until the response was written out, by status class.',
-    labelNames: ['class'],
-    buckets: EDGE_BUCKETS,
-    registers: [registry],
-  });
+  const edgeRequest = createEdgeRequests(registry);
   const runs = new Histogram({
     name: 'slipway_monitoring_run_duration_seconds',
     help: 'How long monitoring runs (probes, alert rules, pruning) took, by result (ok, failed).',
@@ -97,13 +81,7 @@ export function createOpsMetrics(registry: Registry = new Registry()): OpsMetric
     registers: [registry],
   });
   const reads = new Map<string, () => Promise<void> | void>();
-  // Children bound once: the edge's path looks them up by index, with no label hashing.
-  const byClass = CLASSES.map((c) => ({
-    count: requests.labels(c),
-    seconds: requestSeconds.labels(c),
-  }));
   // Known labels start at 0, so that rate() and increase() see the first event.
-  for (const c of byClass) c.count.inc(0);
   for (const outcome of OUTCOMES) builds.labels(outcome).inc(0);
   return {
     registry,
@@ -114,12 +92,7 @@ export function createOpsMetrics(registry: Registry = new Registry()): OpsMetric
     limitHit(limit, where) {
       limits.labels(limit, where).inc();
     },
-    edgeRequest(status, durationMs) {
-      const i = status >= 100 && status < 600 ? (status / 100) | 0 : 0;
-      const c = byClass[i]!;
-      c.count.inc();
-      c.seconds.observe(durationMs / 1000);
-    },
+    edgeRequest,
     monitoringRun(seconds, ok) {
       runs.labels(ok ? 'ok' : 'failed').observe(seconds);
     },
