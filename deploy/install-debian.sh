@@ -100,12 +100,18 @@ elif ! getent passwd slipway-sandbox >/dev/null; then
 fi
 
 say "Code: $SOURCE -> $ROOT/opt/slipway"
-files mkdir -p "$ROOT/opt/slipway"
+# Staged next to the running copy, its dependencies installed there, then swapped in: a running
+# service keeps reading a complete tree until it is restarted below.
+files rm -rf "$ROOT/opt/slipway.new" "$ROOT/opt/slipway.old"
+files mkdir -p "$ROOT/opt/slipway.new"
 # Everything of the checkout but what is this machine's own (dependencies, data, git history).
 files tar -C "$SOURCE" --exclude=./node_modules --exclude=./.git --exclude=./.slipway -cf "$ROOT/opt/slipway.tar" .
-files tar -C "$ROOT/opt/slipway" -xf "$ROOT/opt/slipway.tar"
+files tar -C "$ROOT/opt/slipway.new" -xf "$ROOT/opt/slipway.tar"
 files rm -f "$ROOT/opt/slipway.tar"
-system sh -c "cd /opt/slipway && npm ci --omit=dev --no-audit --no-fund"
+system sh -c "cd /opt/slipway.new && npm ci --omit=dev --no-audit --no-fund"
+if [ -d "$ROOT/opt/slipway" ]; then files mv "$ROOT/opt/slipway" "$ROOT/opt/slipway.old"; fi
+files mv "$ROOT/opt/slipway.new" "$ROOT/opt/slipway"
+files rm -rf "$ROOT/opt/slipway.old"
 
 say "Units: all five -> $ROOT/etc/systemd/system (${UNITS[*]} enabled below)"
 files mkdir -p "$ROOT/etc/systemd/system"
@@ -143,7 +149,9 @@ files install -m 0755 "$SOURCE/deploy/systemd/slipway-cli.sh" "$ROOT/usr/local/b
 if [ "$START" = 1 ]; then say "Service: enable and start ${UNITS[*]}"; else say "Service: enable ${UNITS[*]}"; fi
 system systemctl daemon-reload
 if [ "$START" = 1 ]; then
-  system systemctl enable --now "${UNITS[@]}"
+  system systemctl enable "${UNITS[@]}"
+  # Started, or restarted on the new code when it already ran.
+  system systemctl restart "${UNITS[@]}"
 else
   system systemctl enable "${UNITS[@]}"
 fi

@@ -118,7 +118,9 @@ describe('deploy/install-debian.sh', () => {
     expect(r.stdout).toMatch(
       /^\+ install -m 0644 .*deploy\/systemd\/slipway-edge\.service \/etc\/systemd\/system\/slipway-edge\.service$/m,
     );
-    expect(r.stdout).toMatch(/^\+ systemctl enable --now slipway\.service$/m);
+    expect(r.stdout).toMatch(
+      /^\+ systemctl enable slipway\.service\n\+ systemctl restart slipway\.service$/m,
+    );
     expect(existsSync('/etc/slipway')).toBe(before);
   });
 
@@ -145,9 +147,9 @@ describe('deploy/install-debian.sh', () => {
     expect(r.code).toBe(0);
     // What changes the running machine is printed, not run.
     expect(r.stdout).toMatch(
-      /^\+ systemctl enable --now slipway-api\.service slipway-worker\.service slipway-edge\.service$/m,
+      /^\+ systemctl restart slipway-api\.service slipway-worker\.service slipway-edge\.service$/m,
     );
-    expect(r.stdout).toMatch(/^\+ sh -c cd \/opt\/slipway && npm ci --omit=dev/m);
+    expect(r.stdout).toMatch(/^\+ sh -c cd \/opt\/slipway\.new && npm ci --omit=dev/m);
 
     expect(readdirSync(join(root, 'etc/systemd/system')).sort()).toEqual([...UNITS].sort());
     expect(readFileSync(join(root, 'etc/systemd/system/slipway-edge.service'), 'utf8')).toBe(
@@ -183,5 +185,8 @@ describe('deploy/install-debian.sh', () => {
     expect(again.stdout).toMatch(/kept as it is/);
     expect(parseDotenv(readFileSync(envFile, 'utf8'))).toEqual(env);
     expect(readFileSync(join(root, 'etc/passwd'), 'utf8').match(/^slipway-sandbox:/gm)).toHaveLength(1);
+    // The code was swapped for the new copy, nothing of the staging left.
+    expect(existsSync(join(root, 'opt/slipway/bin/slipway.js'))).toBe(true);
+    expect(readdirSync(join(root, 'opt'))).toEqual(['slipway']);
   }, 60_000);
 });
