@@ -300,6 +300,21 @@ const EnvSchema = z.object({
   SLIPWAY_OIDC_TOKEN_TTL: duration('SLIPWAY_OIDC_TOKEN_TTL', '15m'),
   SLIPWAY_OIDC_KEYS_COOLDOWN: duration('SLIPWAY_OIDC_KEYS_COOLDOWN', '30s'),
   SLIPWAY_RUNTIME_SAMPLE_INTERVAL: duration('SLIPWAY_RUNTIME_SAMPLE_INTERVAL', '10s'),
+  SLIPWAY_METRICS_PORT: z
+    .string()
+    .optional()
+    .refine(
+      (v) => v === undefined || (/^\d+$/.test(v.trim()) && Number(v) <= 65535),
+      'SLIPWAY_METRICS_PORT must be a whole number from 0 to 65535 (or unset for no metrics listener)',
+    ),
+  SLIPWAY_METRICS_HOST: z.string().default('127.0.0.1'),
+  SLIPWAY_METRICS_TOKEN: z
+    .string()
+    .optional()
+    .refine(
+      (v) => v === undefined || /^[\x21-\x7e]{16,}$/.test(v),
+      'SLIPWAY_METRICS_TOKEN must be at least 16 printable characters without spaces, such as the output of `openssl rand -hex 24`',
+    ),
   SLIPWAY_SANDBOX: z
     .enum(['bubblewrap', 'off'], {
       error: (i) =>
@@ -531,6 +546,17 @@ function toConfig(env: z.infer<typeof EnvSchema>) {
     },
     /** How often production URLs are probed and alert rules evaluated. */
     healthIntervalMs: env.SLIPWAY_HEALTH_INTERVAL,
+    /**
+     * Prometheus metrics of this process (server/ops-metrics/): a listener of their own on `port`
+     * (at `host`), and `/metrics` on the API when `token` is set; the token is then required on
+     * both. Off (nothing recorded on the edge's request path) when neither is set.
+     */
+    metrics: {
+      port: env.SLIPWAY_METRICS_PORT === undefined ? undefined : Number(env.SLIPWAY_METRICS_PORT),
+      host: env.SLIPWAY_METRICS_HOST,
+      token: env.SLIPWAY_METRICS_TOKEN,
+      enabled: env.SLIPWAY_METRICS_PORT !== undefined || env.SLIPWAY_METRICS_TOKEN !== undefined,
+    },
     /** How often the edge samples the CPU and memory of server apps. */
     runtimeSampleIntervalMs: env.SLIPWAY_RUNTIME_SAMPLE_INTERVAL,
     logLevel: env.LOG_LEVEL,

@@ -183,6 +183,7 @@ export function createArtifactStore(
     const tooMany = () =>
       new BuildError(
         `The build output has more than ${limits.maxFiles} files, the limit (SLIPWAY_MAX_OUTPUT_FILES).`,
+        { limit: 'output' },
       );
     /** Paths stored so far, when several folders could both have one. */
     const taken = trees.length > 1 ? new Set<string>() : null;
@@ -241,6 +242,7 @@ export function createArtifactStore(
       throw new BuildError(
         `The build output is ${describeBytes(totalBytes)}, over the ${describeBytes(limits.maxBytes)} limit ` +
           '(SLIPWAY_MAX_OUTPUT_SIZE). Leave large files out of the output directory.',
+        { limit: 'output' },
       );
     }
     return { entries, links };

@@ -9,7 +9,8 @@ import { createRuntimeLauncher } from '../edge/launcher.ts';
 import { createHostResolver } from '../edge/resolve-host.ts';
 import { createRuntimeLogSink } from '../edge/runtime-log.ts';
 import { createRuntimeSupervisor, type RuntimeSupervisor } from '../edge/runtime.ts';
-import { createEdgeServer, type EdgeServerOptions } from '../edge/server.ts';
+import { createEdgeServer, type EdgeServerOptions, type RequestRecord } from '../edge/server.ts';
+import { registerServerApps } from '../ops-metrics/server-apps.ts';
 import { startInactiveAppStopper } from '../edge/stop-inactive-apps.ts';
 import { startTlsListener, type TlsListener } from '../edge/tls.ts';
 import { watchOtherWriters } from '../edge/watch-other-writers.ts';
@@ -57,6 +58,7 @@ export async function startEdge(deps: Deps, sandbox: Sandbox, opts: EdgeOptions 
     createRuntimeSupervisor({
       log: (id, line, stream) => sink.log(id, line, stream),
       sandbox,
+      onMemoryLimit: () => deps.ops.limitHit('memory', 'app'),
     }),
     { intervalMs: config.runtimeSampleIntervalMs },
   );
@@ -89,12 +91,13 @@ export async function startEdge(deps: Deps, sandbox: Sandbox, opts: EdgeOptions 
     fileCacheBytes: config.edgeFileCacheBytes,
     supervisor,
     launcher,
-    onRequest: (r) => recorder.record(r),
+    onRequest: edgeRequestHook(deps, (r) => recorder.record(r)),
     ...edgeRecordingOptions(deps),
     acmeChallenge: (token) => findChallenge(deps, token),
     onError: (err, req) =>
       deps.log.error({ err, host: req.headers.host, url: redactUrl(req.url ?? '') }, 'edge error'),
   });
+  if (config.metrics.enabled) registerServerApps(deps.ops, supervisor);
   const stopper = startInactiveAppStopper(deps, launcher, {
     ...(opts.appCheckIntervalMs ? { intervalMs: opts.appCheckIntervalMs } : {}),
     onStopped: (projectId) => {
@@ -165,6 +168,22 @@ export async function edgeFilesOf(config: Config): Promise<{ files: LocalFiles; 
   if (!config.objectStorage) return { files: localFilesOf(store), localRoot: config.artifactsDir };
   const { dir, maxBytes } = config.edgeDiskCache;
   return { files: await createDiskCache(store, { dir: join(dir, 'objects'), maxBytes }), localRoot: dir };
+}
+
+/**
+ * What the edge does with each answered request: the traffic rollups always, and with metrics on
+ * the operator's counter and histogram too (two operations: docs/performance.md measures them).
+ */
+function edgeRequestHook(
+  deps: Pick<Deps, 'config' | 'ops'>,
+  record: (r: RequestRecord) => void,
+): (r: RequestRecord) => void {
+  if (!deps.config.metrics.enabled) return record;
+  const ops = deps.ops;
+  return (r) => {
+    record(r);
+    ops.edgeRequest(r.status, r.durationMs);
+  };
 }
 
 /** How the edge tells the monitoring run's probes from visitors (they are not counted as traffic). */
