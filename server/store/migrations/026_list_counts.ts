@@ -174,7 +174,8 @@ const POSTGRES_TRIGGERS = [
   `CREATE FUNCTION deployments_counts_trigger() RETURNS trigger LANGUAGE plpgsql AS $$
   DECLARE
     total integer;
-    newer integer;
+    newer integer := 0;
+    newest record;
   BEGIN
     IF TG_OP = 'UPDATE' THEN
       PERFORM deployment_counts_apply(OLD, NEW);
@@ -182,10 +183,17 @@ const POSTGRES_TRIGGERS = [
     END IF;
     IF TG_OP = 'INSERT' THEN
       PERFORM pg_advisory_xact_lock(hashtext('deployments.list_seq'), hashtext(NEW.project_id));
-      UPDATE deployments SET list_seq = list_seq + 1
-        WHERE project_id = NEW.project_id AND (created_at, id) > (NEW.created_at, NEW.id)
-          AND list_seq IS NOT NULL;
-      GET DIAGNOSTICS newer = ROW_COUNT;
+      -- The newest placed row, by its place: only a row older than it moves others (and the
+      -- range below would also walk the unplaced rows of a many-row insert).
+      SELECT d.created_at, d.id INTO newest FROM deployments d
+        WHERE d.project_id = NEW.project_id AND d.list_seq = (SELECT c.n FROM deployment_counts c
+          WHERE c.project_id = NEW.project_id AND c.status = '' AND c.target = '' AND c.branch = '');
+      IF FOUND AND (newest.created_at, newest.id) > (NEW.created_at, NEW.id) THEN
+        UPDATE deployments SET list_seq = list_seq + 1
+          WHERE project_id = NEW.project_id AND (created_at, id) > (NEW.created_at, NEW.id)
+            AND list_seq IS NOT NULL;
+        GET DIAGNOSTICS newer = ROW_COUNT;
+      END IF;
       PERFORM deployment_counts_apply(NULL, NEW);
       SELECT n INTO total FROM deployment_counts
         WHERE project_id = NEW.project_id AND status = '' AND target = '' AND branch = '';
