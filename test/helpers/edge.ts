@@ -149,6 +149,7 @@ export function deploymentRow(
     framework: null,
     branch_host: null,
     branch_seq: null,
+    list_seq: null,
     ...values,
   };
 }

@@ -20,7 +20,7 @@ import { listDeliveries } from '../../server/services/webhooks/list-deliveries.t
 import { listWebhooks } from '../../server/services/webhooks/list-webhooks.ts';
 import { listDeployHooks } from '../../server/services/deploy-hooks/list-deploy-hooks.ts';
 import type { Database } from '../../server/store/schema.ts';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { testDialect } from '../helpers/database.ts';
 import { insertDeployment } from '../helpers/edge.ts';
 
@@ -32,6 +32,7 @@ import { insertDeployment } from '../helpers/edge.ts';
  */
 describe(`query plans (${testDialect()})`, () => {
   let t: TestApp;
+  let alice: TestUser;
   let actor: Actor;
   let projectId: string;
   let orgId: string;
@@ -41,7 +42,7 @@ describe(`query plans (${testDialect()})`, () => {
 
   beforeAll(async () => {
     t = await createTestApp();
-    const alice = await t.user('alice@example.com');
+    alice = await t.user('alice@example.com');
     actor = { userId: alice.userId, email: alice.email, tokenId: '' };
     orgId = alice.orgId;
     const project = await t.call(alice, 'POST', '/v1/projects', {
@@ -120,11 +121,35 @@ describe(`query plans (${testDialect()})`, () => {
   it('deployments: every filter, by page and by cursor', async () => {
     const list = (extra: object) => () => listDeployments(traced, actor, projectId, { ...q, ...extra });
     await expectIndexOrder('deployments', 'deployments_list', list({}));
-    await expectIndexOrder('deployments', 'deployments_list', list({ page: 500 }));
     await expectIndexOrder('deployments', 'deployments_list', list({ cursor }));
     await expectIndexOrder('deployments', 'deployments_list_status', list({ status: 'failed', cursor }));
     await expectIndexOrder('deployments', 'deployments_list_target', list({ target: 'preview' }));
     await expectIndexOrder('deployments', 'deployments_list_branch', list({ branch: 'main', cursor }));
+  });
+
+  it('deployments by a deep page number: the place kept in list_seq, then the list index', async () => {
+    const made = await t.call(alice, 'POST', '/v1/projects', {
+      name: 'deep-pages',
+      repositoryUrl: 'https://example.com/repo.git',
+      organizationId: orgId,
+    });
+    const deep = made.body.data.id as string;
+    for (let i = 0; i < 3; i++) await insertDeployment(t, deep, { status: 'live', target: 'preview' });
+    const list = (extra: object) => () => listDeployments(traced, actor, deep, { ...q, limit: 1, ...extra });
+    await expectIndexOrder('deployments', 'deployments_list', list({ page: 3 }));
+    const locate = seen.find((c) => /"list_seq" = /.test(c.sql));
+    if (!locate) throw new Error(`no look-up by list_seq among:\n${seen.map((c) => c.sql).join('\n')}`);
+    const text = await plan(t.deps.db, locate);
+    if (testDialect() === 'sqlite') {
+      expect(text, text).toMatch(
+        /SEARCH deployments USING INDEX deployments_list_seq \(project_id=\? AND list_seq=\?\)/,
+      );
+    } else {
+      expect(text, text).toMatch(/Index Scan using deployments_list_seq on deployments/);
+    }
+    // A filtered page past the middle reads its index from the oldest end.
+    await expectIndexOrder('deployments', 'deployments_list_status', list({ status: 'live', page: 3 }));
+    expect(seen.some((c) => /order by "created_at" asc, "id" asc/.test(c.sql))).toBe(true);
   });
 
   it('deployments by commit prefix: a range on the commit index', async () => {
