@@ -120,12 +120,12 @@ export async function perRequest(get: Get, path: string): Promise<void> {
 }
 
 /**
- * The first script or style of the page whose quoted path starts with `prefix` (a relative path
- * is taken from the root), answered by the edge itself, never the app (its ETag is the file's
+ * The first script or style of the page whose path starts with `prefix` (SvelteKit's are relative,
+ * `./_app/...`; `main-` is taken from the root), answered by the edge itself, never the app (its ETag is the file's
  * SHA-256, which no framework's server sends), and kept by browsers for a year.
  */
 export async function edgeAsset(get: Get, html: string, prefix: string): Promise<string> {
-  const found = new RegExp(`["'](${prefix}[^"'\\s>]+\\.(?:js|css))["']`).exec(html)?.[1];
+  const found = new RegExp(`(?<![\\w-])(${prefix}[^"'\\s>]+\\.(?:js|css))`).exec(html)?.[1];
   expect(found, html.slice(0, 2000)).toBeDefined();
   const path = found!.startsWith('/') ? found! : `/${found!}`;
   const res = await get(path);

@@ -65,7 +65,9 @@ describe('server frameworks, deployed with no settings', { timeout: 600_000 }, (
   afterAll(async () => {
     await s?.stop();
     for (const repo of repos) repo.remove();
-  });
+    // The stop gives running jobs SLIPWAY_SHUTDOWN_GRACE (10 s) and stops five apps: more than
+    // the default 30 s on a loaded machine.
+  }, 120_000);
 
   const live = (name: string) => {
     const { d, log } = deployed[name]!;
