@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import { z } from 'zod';
 
-/** `outputPath` is a string, or with the application builder `{ base, browser? }`. */
+/** `outputPath` is a string, or with the application builder `{ base, browser?, server? }`. */
 const OutputPath = z.union([
   z.string(),
   z.looseObject({
@@ -10,6 +10,8 @@ const OutputPath = z.union([
     base: z.string(),
     /** Sub-directory of `base` holding the browser files (default `browser`; `''` for `base` itself). */
     browser: z.string().optional(),
+    /** Sub-directory of `base` holding the server files, with SSR (default `server`). */
+    server: z.string().optional(),
   }),
 ]);
 
@@ -40,35 +42,55 @@ const AngularJson = z.looseObject({
 const isApplicationBuilder = (builder: string | undefined) =>
   Boolean(builder && /:application$/.test(builder));
 
+/** Where `ng build` writes its output, all relative to the app's folder. */
+export interface AngularOutput {
+  /** The build's own folder (`dist/<project>`). */
+  base: string;
+  /** The browser files: the static site. */
+  browser: string;
+  /** The server files of an SSR build (application builder only), else null. */
+  server: string | null;
+}
+
+const clean = (path: string) => posix.normalize(path.replace(/\\/g, '/')).replace(/\/$/, '');
+
 /**
- * Where `ng build` writes the site, read from angular.json: the default (or first
- * application) project's `outputPath`, with `/browser` for the application builder.
+ * Where `ng build` writes, read from angular.json: the default (or first application)
+ * project's `outputPath`, with `/browser` (and `/server` for SSR) for the application builder.
  * Falls back to `dist` when the file is missing or unreadable.
  */
-export async function angularOutputDirectory(dir: string): Promise<string> {
+export async function angularOutput(dir: string): Promise<AngularOutput> {
+  const fallback = { base: 'dist', browser: 'dist', server: null };
   let parsed;
   try {
     parsed = AngularJson.safeParse(JSON.parse(await readFile(join(dir, 'angular.json'), 'utf8')));
   } catch {
-    return 'dist';
+    return fallback;
   }
-  if (!parsed.success) return 'dist';
+  if (!parsed.success) return fallback;
   const projects = Object.entries(parsed.data.projects);
   const chosen =
     projects.find(([name]) => name === parsed.data.defaultProject) ??
     projects.find(([, p]) => p.projectType === 'application') ??
     projects[0];
-  if (!chosen) return 'dist';
+  if (!chosen) return fallback;
   const [name, project] = chosen;
   const build = project.architect?.build ?? project.targets?.build;
   const outputPath = build?.options?.outputPath;
   const application = isApplicationBuilder(build?.builder);
+  const object = typeof outputPath === 'object' ? outputPath : undefined;
+  const base = clean(object?.base ?? (typeof outputPath === 'string' ? outputPath : `dist/${name}`));
+  const sub = (folder: string | undefined, byDefault: string) =>
+    clean(folder === '' ? base : `${base}/${folder ?? byDefault}`);
+  if (!application && !object) return { base, browser: base, server: null };
+  return {
+    base,
+    browser: sub(object?.browser, 'browser'),
+    server: application ? sub(object?.server, 'server') : null,
+  };
+}
 
-  let out: string;
-  if (outputPath === undefined) out = application ? `dist/${name}/browser` : `dist/${name}`;
-  else if (typeof outputPath === 'string') out = application ? `${outputPath}/browser` : outputPath;
-  else
-    out =
-      outputPath.browser === '' ? outputPath.base : `${outputPath.base}/${outputPath.browser ?? 'browser'}`;
-  return posix.normalize(out.replace(/\\/g, '/')).replace(/\/$/, '');
+/** Where `ng build` writes the static site (see angularOutput). */
+export async function angularOutputDirectory(dir: string): Promise<string> {
+  return (await angularOutput(dir)).browser;
 }

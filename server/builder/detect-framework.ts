@@ -99,14 +99,26 @@ const PROFILES: Record<string, Profile> = {
   remix: { kind: 'node' },
   'react-router': { kind: 'node' },
   solidstart: { kind: 'node' },
-  'solidstart-1': { kind: 'node' },
-  'tanstack-start': { kind: 'node' },
-  'tanstack-start-lovable': { kind: 'node' },
+  // Their build makes a Nitro server (outputs/nitro.ts); without a build script, their own command.
+  'solidstart-1': { kind: 'node', build: 'vinxi build' },
+  'tanstack-start': { kind: 'node', build: 'vite build' },
+  'tanstack-start-lovable': { kind: 'node', build: 'vite build' },
   nitro: { kind: 'node' },
   blitzjs: { kind: 'node' },
   redwoodjs: { kind: 'node' },
   hydrogen: { kind: 'node' },
   mastra: { kind: 'node' },
+};
+
+/**
+ * Detection rules that differ from @vercel/frameworks'. TanStack Start: the list also asks for
+ * `@tanstack/router-plugin`, which the project of TanStack Start's own "build from scratch" guide
+ * does not list (its Vite plugin brings it), so such a project was taken for a Vite SPA.
+ */
+const DETECTORS: Record<string, Framework['detectors']> = {
+  'tanstack-start': {
+    some: [{ matchPackage: '@tanstack/react-start' }, { matchPackage: '@tanstack/solid-start' }],
+  },
 };
 
 /** Files a plain Node.js server is started from when package.json has no `start` script. */
@@ -131,15 +143,15 @@ const isScriptPath = (path: string) => path === 'package.json' || /\.[cm]?[jt]sx
  * settles the rest. Runtime presets (Python, Go, containers) and frameworks recognised only
  * by non-JavaScript files (Hugo, Jekyll) are left out: the builder runs Node.js.
  */
-const CANDIDATES: readonly (Framework & { slug: string })[] = (
-  vercelFrameworks as readonly Framework[]
-).filter((fw): fw is Framework & { slug: string } => {
-  if (!fw.slug || fw.runtimeFramework || !fw.detectors) return false;
-  const items = [...(fw.detectors.every ?? []), ...(fw.detectors.some ?? [])];
-  return items.some(
-    (item) => item.matchPackage !== undefined || (item.path !== undefined && isScriptPath(item.path)),
-  );
-});
+const CANDIDATES: readonly (Framework & { slug: string })[] = (vercelFrameworks as readonly Framework[])
+  .filter((fw): fw is Framework & { slug: string } => {
+    if (!fw.slug || fw.runtimeFramework || !fw.detectors) return false;
+    const items = [...(fw.detectors.every ?? []), ...(fw.detectors.some ?? [])];
+    return items.some(
+      (item) => item.matchPackage !== undefined || (item.path !== undefined && isScriptPath(item.path)),
+    );
+  })
+  .map((fw) => (DETECTORS[fw.slug] ? { ...fw, detectors: DETECTORS[fw.slug] } : fw));
 
 interface Repo {
   dir: string;

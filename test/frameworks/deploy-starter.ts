@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { expect } from 'vitest';
 import type { Deployment } from '../../api/schemas/deployments.ts';
 import { request } from 'node:http';
 import { type StarterName, starter } from '../helpers/starters.ts';
@@ -104,6 +105,34 @@ export function timedChunks(
     req.on('error', reject);
     req.end();
   });
+}
+
+type Get = (path: string) => ReturnType<typeof timedChunks>;
+
+/** Two requests for `path` render two different `rendered-<time>-<random>` values: no static export passes. */
+export async function perRequest(get: Get, path: string): Promise<void> {
+  const value = async () => /(rendered-\d+-[0-9.]+)/.exec((await get(path)).body.toString())?.[1];
+  const a = await value();
+  const b = await value();
+  expect(a).toMatch(/^rendered-/);
+  expect(b).toMatch(/^rendered-/);
+  expect(a).not.toBe(b);
+}
+
+/**
+ * The first script or style of the page whose path starts with `prefix` (SvelteKit's are relative,
+ * `./_app/...`; `main-` is taken from the root), answered by the edge itself, never the app (its ETag is the file's
+ * SHA-256, which no framework's server sends), and kept by browsers for a year.
+ */
+export async function edgeAsset(get: Get, html: string, prefix: string): Promise<string> {
+  const found = new RegExp(`(?<![\\w-])(${prefix}[^"'\\s>]+\\.(?:js|css))`).exec(html)?.[1];
+  expect(found, html.slice(0, 2000)).toBeDefined();
+  const path = found!.startsWith('/') ? found! : `/${found!}`;
+  const res = await get(path);
+  expect(res.status).toBe(200);
+  expect(String(res.headers['cache-control'])).toContain('immutable');
+  expect(String(res.headers.etag)).toMatch(/^"[0-9a-f]{64}"$/);
+  return path;
 }
 
 export { startStack };

@@ -5,7 +5,9 @@ import type { Stack } from '../helpers/stack.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 import {
   deployWithoutSettings,
+  edgeAsset,
   FRAMEWORK_ENV,
+  perRequest,
   starterWith,
   startStack,
   timedChunks,
@@ -63,7 +65,9 @@ describe('server frameworks, deployed with no settings', { timeout: 600_000 }, (
   afterAll(async () => {
     await s?.stop();
     for (const repo of repos) repo.remove();
-  });
+    // The stop gives running jobs SLIPWAY_SHUTDOWN_GRACE (10 s) and stops five apps: more than
+    // the default 30 s on a loaded machine.
+  }, 120_000);
 
   const live = (name: string) => {
     const { d, log } = deployed[name]!;
@@ -73,28 +77,6 @@ describe('server frameworks, deployed with no settings', { timeout: 600_000 }, (
     });
     return { d, log, get: (path: string) => timedChunks(s, d.url, path) };
   };
-  const perRequest = async (get: (path: string) => ReturnType<typeof timedChunks>, path: string) => {
-    const value = async () => /(rendered-\d+-[0-9.]+)/.exec((await get(path)).body.toString())?.[1];
-    const a = await value();
-    const b = await value();
-    expect(a).toMatch(/^rendered-/);
-    expect(b).toMatch(/^rendered-/);
-    expect(a).not.toBe(b);
-  };
-  /** An asset of the page, answered by the edge (its ETag is the file's hash) and kept for a year. */
-  const edgeAsset = async (
-    get: (path: string) => ReturnType<typeof timedChunks>,
-    html: string,
-    prefix: string,
-  ) => {
-    const path = new RegExp(`(${prefix}[^"'\\s>]+\\.(?:js|css))`).exec(html)?.[1];
-    expect(path, html.slice(0, 2000)).toBeDefined();
-    const res = await get(path!);
-    expect(res.status).toBe(200);
-    expect(String(res.headers['cache-control'])).toContain('immutable');
-    expect(String(res.headers.etag)).toMatch(/^"[0-9a-f]{64}"$/);
-  };
-
   it('SvelteKit with adapter-auto runs as a Node.js server: server load per request, assets from the edge', async () => {
     const { log, get } = live('sveltekit');
     expect(log).toContain('SvelteKit with adapter-auto: building for a Node.js server');

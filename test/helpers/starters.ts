@@ -4,6 +4,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync
 import { chmod, cp, mkdir, mkdtemp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { solidStartFiles, tanstackStartFiles } from './starter-files.ts';
 
 /**
  * The default starter projects of real frameworks, generated with their real generators from the
@@ -16,11 +17,21 @@ import { dirname, join } from 'node:path';
  *
  * Versions are pinned to the newest that run on Node 20.20 (the project's floor): several newer
  * releases refuse Node 20 (see `node20` in each entry). Only the npm registry is needed: where a
- * generator fetches its template from GitHub (nuxi, create-astro, create-react-router), the entry
- * writes the smallest project of the framework's own docs instead and lets npm make the lockfile.
+ * generator fetches its template from GitHub (nuxi, create-astro, create-react-router,
+ * create-solid) or makes a project that needs Node 22 (create-start-app), the entry writes the
+ * smallest project of the framework's own docs instead and lets npm make the lockfile.
  */
 
-export type StarterName = 'next' | 'sveltekit' | 'nuxt' | 'astro' | 'astro-node' | 'react-router';
+export type StarterName =
+  | 'next'
+  | 'sveltekit'
+  | 'nuxt'
+  | 'astro'
+  | 'astro-node'
+  | 'react-router'
+  | 'solidstart'
+  | 'tanstack-start'
+  | 'angular';
 
 /** An exact text replacement that lets the starter build without internet. */
 export interface OfflineEdit {
@@ -50,6 +61,12 @@ export interface StarterFacts {
    * the new project's folder name); `files` writes the docs' minimal project and runs `npm install`.
    */
   generator: { kind: 'npx'; args: string[] } | { kind: 'files'; files: Record<string, string>; why: string };
+  /**
+   * Exact versions written into the generated package.json before `npm install` (the generator then
+   * runs without its own install): where the ranges it writes would pick releases this registry
+   * cannot install together.
+   */
+  pin?: { versions: Record<string, string>; why: string };
   offlineEdits: OfflineEdit[];
   /** Extra environment for `npm run build` that the platform must set (none = zero settings). */
   buildEnv: Record<string, string>;
@@ -67,6 +84,8 @@ export interface StarterFacts {
   /** Typical durations on the 2-core machine, seconds (warm npm cache). */
   seconds: { generate: number; npmCi: number; build: number; firstResponse: number };
 }
+
+const ANGULAR = '21.2.24';
 
 const NEXT_FONT_LINE = 'import { Geist, Geist_Mono } from "next/font/google";';
 
@@ -252,6 +271,93 @@ export const STARTERS: Record<StarterName, StarterFacts> = {
     node20: 'react-router 8 needs node >=22.22; 7.18.x is the last for Node 20.',
     seconds: { generate: 22, npmCi: 18, build: 7, firstResponse: 0.35 },
   },
+  solidstart: {
+    name: 'solidstart',
+    framework: 'SolidStart 1 (the basic template: @solidjs/router file routes, vinxi, Nitro)',
+    versions: { '@solidjs/start': '1.3.2', vinxi: '0.5.11', 'solid-js': '1.9.19', nitropack: '2.13.6' },
+    generator: {
+      kind: 'files',
+      why: 'create-solid downloads its templates from GitHub (raw.githubusercontent.com/solidjs/templates)',
+      files: solidStartFiles(),
+    },
+    offlineEdits: [],
+    buildEnv: {},
+    serverEntry: '.output/server/index.mjs (Nitro, node-server preset; its dependencies traced in)',
+    start: { command: ['node', '.output/server/index.mjs'], portEnv: ['PORT'], hostEnv: ['HOST'] },
+    staticDirs: [{ dir: '.output/public', urlPrefix: '/', immutable: '_build/assets' }],
+    needsNodeModules: false,
+    node20:
+      '@solidjs/start 2 needs node >=24; 1.3.2 (vinxi 0.5) is the last 1.x. npm warns EBADENGINE for ' +
+      "Nitro's rollup-plugin-visualizer 7 (>=22, unused by the build); build and server work on 20.20.",
+    seconds: { generate: 60, npmCi: 30, build: 50, firstResponse: 0.3 },
+  },
+  'tanstack-start': {
+    name: 'tanstack-start',
+    framework: 'TanStack Start 1.131 (React; the project of its "Build a Project from Scratch" guide)',
+    versions: { '@tanstack/react-start': '1.131.50', vite: '7.3.8', nitropack: '2.13.6' },
+    generator: {
+      kind: 'files',
+      why:
+        'create-start-app 0.59 (@tanstack/create 0.70) writes "@tanstack/react-start": "latest", which installs ' +
+        "1.169, declared for node >=22.12 (1.132 and later all are); the docs' project pins 1.131.50",
+      files: tanstackStartFiles(),
+    },
+    offlineEdits: [],
+    buildEnv: {},
+    serverEntry: '.output/server/index.mjs (Nitro, node-server preset; its dependencies traced in)',
+    start: { command: ['node', '.output/server/index.mjs'], portEnv: ['PORT'], hostEnv: ['HOST'] },
+    staticDirs: [{ dir: '.output/public', urlPrefix: '/' }],
+    needsNodeModules: false,
+    node20:
+      '@tanstack/react-start 1.132+ declares node >=22.12; 1.131.50 is the last for Node 20 ' +
+      '(EBADENGINE warning for rollup-plugin-visualizer 7, as for SolidStart).',
+    seconds: { generate: 60, npmCi: 30, build: 35, firstResponse: 0.3 },
+  },
+  angular: {
+    name: 'angular',
+    framework: 'Angular 21 with server rendering (ng new --ssr --defaults: @angular/ssr, Express)',
+    versions: { '@angular/cli': ANGULAR, '@angular/core': ANGULAR, '@angular/ssr': ANGULAR },
+    generator: {
+      kind: 'npx',
+      args: [
+        `@angular/cli@${ANGULAR}`,
+        'new',
+        '{dir}',
+        '--ssr',
+        '--defaults',
+        '--skip-git',
+        '--skip-install',
+        '--package-manager=npm',
+      ],
+    },
+    pin: {
+      versions: {
+        '@angular/common': ANGULAR,
+        '@angular/compiler': ANGULAR,
+        '@angular/core': ANGULAR,
+        '@angular/forms': ANGULAR,
+        '@angular/platform-browser': ANGULAR,
+        '@angular/platform-server': ANGULAR,
+        '@angular/router': ANGULAR,
+        '@angular/ssr': ANGULAR,
+        '@angular/build': ANGULAR,
+        '@angular/cli': ANGULAR,
+        '@angular/compiler-cli': ANGULAR,
+      },
+      why:
+        "ng new writes ^21.2.0 for the framework's packages; this registry's newest @angular/common (21.2.26) " +
+        'has no @angular/platform-server of its version (21.2.24 is the newest), so npm fails with ERESOLVE. ' +
+        'Every @angular/* package is pinned to 21.2.24, the newest they all have.',
+    },
+    offlineEdits: [],
+    buildEnv: {},
+    serverEntry: 'dist/app/server/server.mjs (Express, every dependency bundled in)',
+    start: { command: ['node', 'dist/app/server/server.mjs'], portEnv: ['PORT'], hostEnv: [] },
+    staticDirs: [{ dir: 'dist/app/browser', urlPrefix: '/' }],
+    needsNodeModules: false,
+    node20: 'Angular 21 needs node ^20.19; Angular 22 needs 22.',
+    seconds: { generate: 90, npmCi: 60, build: 100, firstResponse: 0.3 },
+  },
 };
 
 function astroFiles(name: string, extraDeps: Record<string, string>, config: string): Record<string, string> {
@@ -397,6 +503,7 @@ export function starterKey(name: StarterName): string {
     RECIPE_VERSION,
     process.versions.node.split('.')[0],
     facts.generator,
+    facts.pin ?? null,
     facts.offlineEdits,
   ]);
   return createHash('sha256').update(input).digest('hex').slice(0, 12);
@@ -437,6 +544,10 @@ async function makeStarter(name: StarterName): Promise<string> {
     if (facts.generator.kind === 'npx') {
       const args = facts.generator.args.map((arg) => (arg === '{dir}' ? 'app' : arg));
       await run('npx', ['-y', ...args], work, env, logPath);
+      if (facts.pin) {
+        await pinVersions(project, facts.pin.versions);
+        await run('npm', ['install', '--no-audit', '--no-fund'], project, env, logPath);
+      }
     } else {
       await writeFiles(project, facts.generator.files);
       await run('npm', ['install', '--no-audit', '--no-fund'], project, env, logPath);
@@ -501,6 +612,7 @@ export function generatorEnv(home: string): NodeJS.ProcessEnv {
     NEXT_TELEMETRY_DISABLED: '1',
     NUXT_TELEMETRY_DISABLED: '1',
     ASTRO_TELEMETRY_DISABLED: '1',
+    NG_CLI_ANALYTICS: 'false',
     NO_COLOR: '1',
   };
 }
@@ -510,6 +622,19 @@ async function writeFiles(dir: string, files: Record<string, string>): Promise<v
     await mkdir(dirname(join(dir, path)), { recursive: true });
     await writeFile(join(dir, path), content);
   }
+}
+
+/** Writes exact versions over the generated package.json's ranges (dependencies and devDependencies). */
+async function pinVersions(dir: string, versions: Record<string, string>): Promise<void> {
+  const path = join(dir, 'package.json');
+  const pkg = JSON.parse(await readFile(path, 'utf8')) as Record<string, Record<string, string> | undefined>;
+  for (const [name, version] of Object.entries(versions)) {
+    for (const field of ['dependencies', 'devDependencies']) {
+      const deps = pkg[field];
+      if (deps && name in deps) deps[name] = version;
+    }
+  }
+  await writeFile(path, `${JSON.stringify(pkg, null, 2)}\n`);
 }
 
 async function applyEdit(dir: string, edit: OfflineEdit): Promise<void> {

@@ -2,6 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { angularOutput } from '../../../server/builder/angular-output.ts';
 import { BuildError } from '../../../server/builder/build-error.ts';
 import { detectFramework, supportedFrameworkSlugs } from '../../../server/builder/detect-framework.ts';
 
@@ -202,6 +203,17 @@ describe('detectFramework: one rule per framework', () => {
     });
   });
 
+  it('builds SolidStart and TanStack Start with their own command when there is no build script', async () => {
+    const solid = await detectFramework(
+      repo({ 'package.json': pkg({ deps: ['solid-js', '@solidjs/start'] }) }),
+    );
+    expect(solid).toMatchObject({ slug: 'solidstart-1', kind: 'node', buildCommand: 'vinxi build' });
+    const tanstack = await detectFramework(
+      repo({ 'package.json': pkg({ deps: ['@tanstack/react-start'] }) }),
+    );
+    expect(tanstack).toMatchObject({ slug: 'tanstack-start', kind: 'node', buildCommand: 'vite build' });
+  });
+
   it('leaves the start command empty for a server framework with no way to start it', async () => {
     const fw = await detectFramework(repo({ 'package.json': pkg({ deps: ['@remix-run/dev'] }) }));
     expect(fw).toMatchObject({ slug: 'remix', kind: 'node', startCommand: null });
@@ -236,6 +248,10 @@ describe('detectFramework: precedence', () => {
     ['Gatsby before Create React App', ['gatsby', 'react-scripts'], 'gatsby'],
     ['Docusaurus before Create React App', ['@docusaurus/core', 'react-scripts'], 'docusaurus-2'],
     ['Vite before Storybook', ['vite', 'storybook'], 'vite'],
+    // Without @tanstack/router-plugin, which @vercel/frameworks asks for: TanStack Start's own guide.
+    ['TanStack Start before Vite', ['@tanstack/react-start', 'vite'], 'tanstack-start'],
+    ['TanStack Start (Solid) before Vite', ['@tanstack/solid-start', 'vite'], 'tanstack-start'],
+    ['SolidStart 1 before Vite', ['@solidjs/start', 'solid-js', 'vite'], 'solidstart-1'],
   ];
   it.each(cases)('%s', async (_name, deps, slug) => {
     expect(
@@ -300,6 +316,20 @@ describe('detectFramework: Angular output directory from angular.json', () => {
   it('defaults to dist/<project>/browser without outputPath', async () => {
     const fw = await detectFramework(angular({ builder: '@angular-devkit/build-angular:application' }));
     expect(fw?.outputDirectory).toBe('dist/shop/browser');
+  });
+
+  it('finds the server folder of an SSR build beside the browser one', async () => {
+    const dir = angular({
+      builder: '@angular/build:application',
+      options: { outputPath: { base: 'out/shop', server: 'node' }, ssr: { entry: 'src/server.ts' } },
+    });
+    expect(await angularOutput(dir)).toEqual({
+      base: 'out/shop',
+      browser: 'out/shop/browser',
+      server: 'out/shop/node',
+    });
+    const older = angular({ builder: '@angular-devkit/build-angular:browser' });
+    expect(await angularOutput(older)).toEqual({ base: 'dist/shop', browser: 'dist/shop', server: null });
   });
 
   it('defaults to dist without angular.json', async () => {

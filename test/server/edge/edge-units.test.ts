@@ -17,6 +17,11 @@ describe('edge helpers', () => {
       '/static/js/main.3f2a1b9c.chunk.js',
       '/_next/static/chunks/webpack-59c5c889f52620d6.js',
       '/fonts/inter.a1b2c3d4e5.woff2',
+      // esbuild's base32 hashes (Angular), with and without a digit.
+      '/main-B744OFW5.js',
+      '/chunk-KQWERTYU.js',
+      '/styles-ABCDEFGH.css',
+      '/server-QWERTYUI.mjs',
     ]) {
       expect(isHashedName(name), name).toBe(true);
     }
@@ -30,6 +35,10 @@ describe('edge helpers', () => {
       '/report-20240101.pdf',
       '/favicon.ico',
       '/abcdef12',
+      '/logo-ABCDEFGH.png',
+      '/app-SETTINGSX.js',
+      '/chunk-KQWERTY.js',
+      '/chunk.KQWERTYU.js',
     ]) {
       expect(isHashedName(name), name).toBe(false);
     }
@@ -42,10 +51,17 @@ describe('edge helpers', () => {
       '/_app/immutable/entry/start.js',
       '/_astro/index.css',
       '/_nuxt/entry.js',
+      '/_build/assets/client-BOgxrNjj.js',
     ]) {
       expect(cacheControlFor(path), path).toBe(IMMUTABLE);
     }
-    for (const path of ['/_nuxt/builds/latest.json', '/_app/version.json', '/next.svg', '/static/app.js']) {
+    for (const path of [
+      '/_nuxt/builds/latest.json',
+      '/_app/version.json',
+      '/next.svg',
+      '/static/app.js',
+      '/_build/.vite/manifest.json',
+    ]) {
       expect(cacheControlFor(path), path).toBe(REVALIDATE);
     }
   });
