@@ -4,6 +4,7 @@ import type { Config } from '../config.ts';
 import { findEncryptionKey, KEY_FILE } from '../lib/secrets.ts';
 import { BACKED_UP, copyArtifacts } from './artifacts-copy.ts';
 import { snapshotDatabase } from './database-snapshot.ts';
+import { storageName } from './storage-name.ts';
 import { keyFingerprint, writeManifest, type BackupManifest } from './manifest.ts';
 
 export interface BackupOptions {
@@ -33,7 +34,7 @@ const folderName = (now: Date) =>
  * something that looks like a backup.
  */
 export async function createBackup(
-  config: Pick<Config, 'databaseUrl' | 'dataDir' | 'artifactsDir' | 'encryptionKey'>,
+  config: Pick<Config, 'databaseUrl' | 'dataDir' | 'artifactsDir' | 'encryptionKey' | 'objectStorage'>,
   opts: BackupOptions,
 ): Promise<{ dir: string; manifest: BackupManifest; removed: string[] }> {
   const key = findEncryptionKey(config.encryptionKey, config.dataDir);
@@ -51,8 +52,12 @@ export async function createBackup(
   try {
     opts.say(`Backing up the ${config.databaseUrl ? 'PostgreSQL' : 'SQLite'} database…`);
     const database = await snapshotDatabase(config, partial);
-    opts.say(`Copying artifacts from ${config.artifactsDir}…`);
-    const copied = await copyArtifacts(config.artifactsDir, partial);
+    // In object storage the artifacts are already off this machine, content-addressed and never
+    // rewritten: the backup names the bucket instead of copying it.
+    const bucket = config.objectStorage ? storageName(config.objectStorage) : null;
+    if (bucket) opts.say(`Artifacts live in object storage (${bucket}): referenced, not copied.`);
+    else opts.say(`Copying artifacts from ${config.artifactsDir}…`);
+    const copied = bucket ? { files: 0, bytes: 0 } : await copyArtifacts(config.artifactsDir, partial);
     if (opts.includeKey) {
       await writeFile(join(partial, KEY_FILE), `${key.toString('base64')}\n`, { mode: 0o600 });
     }
@@ -62,7 +67,8 @@ export async function createBackup(
       database,
       keyFingerprint: keyFingerprint(key),
       keyIncluded: opts.includeKey,
-      artifacts: [...BACKED_UP],
+      artifacts: bucket ? [] : [...BACKED_UP],
+      objectStorage: bucket,
       files: copied.files,
       bytes: copied.bytes,
     };

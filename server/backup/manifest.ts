@@ -18,8 +18,13 @@ export const BackupManifest = z.object({
   keyFingerprint: z.string().regex(/^[0-9a-f]{16}$/),
   /** Whether `encryption.key` is in the folder (`--include-key`). */
   keyIncluded: z.boolean(),
-  /** The artifacts' folders copied under `artifacts/` (manifests, blobs, uploads). */
+  /** The artifacts' folders copied under `artifacts/` (manifests, blobs, uploads); none with object storage. */
   artifacts: z.array(z.string()),
+  /**
+   * With object storage, the bucket and prefix the artifacts live in (`<bucket URL><prefix>`):
+   * referenced, not copied; null when they were copied.
+   */
+  objectStorage: z.string().nullable().default(null),
   /** Files and bytes copied. */
   files: z.number().int(),
   bytes: z.number().int(),

@@ -4,6 +4,7 @@ import type { Config } from '../config.ts';
 import { findEncryptionKey, KEY_FILE } from '../lib/secrets.ts';
 import { copyTree } from './artifacts-copy.ts';
 import { restoreDatabase } from './database-snapshot.ts';
+import { storageName } from './storage-name.ts';
 import { keyFingerprint, readManifest, type BackupManifest } from './manifest.ts';
 
 /**
@@ -14,7 +15,7 @@ import { keyFingerprint, readManifest, type BackupManifest } from './manifest.ts
  * applies any newer migrations.
  */
 export async function restoreBackup(
-  config: Pick<Config, 'databaseUrl' | 'dataDir' | 'artifactsDir' | 'encryptionKey'>,
+  config: Pick<Config, 'databaseUrl' | 'dataDir' | 'artifactsDir' | 'encryptionKey' | 'objectStorage'>,
   source: string,
   say: (line: string) => void,
 ): Promise<BackupManifest> {
@@ -22,6 +23,7 @@ export async function restoreBackup(
   const manifest = await readManifest(dir);
   await mkdir(config.dataDir, { recursive: true });
   const key = await settleKey(config, dir, manifest);
+  requireSameStorage(config, manifest);
   const artifactsThere = await readdir(join(config.artifactsDir, 'manifests')).catch(() => []);
   if (artifactsThere.length > 0) {
     throw new Error(`${config.artifactsDir} holds artifacts already: restore into an empty service`);
@@ -61,4 +63,19 @@ async function settleKey(
     throw new Error(`${join(dir, KEY_FILE)} is not the key the manifest names: the backup is damaged`);
   }
   return { write: true, value };
+}
+
+/** A backup that references object storage restores only into a service that uses that bucket. */
+function requireSameStorage(config: Pick<Config, 'objectStorage'>, manifest: BackupManifest): void {
+  const here = config.objectStorage ? storageName(config.objectStorage) : null;
+  if (manifest.objectStorage && here !== manifest.objectStorage) {
+    throw new Error(
+      `This backup's artifacts live in object storage at ${manifest.objectStorage} (referenced, not copied): set SLIPWAY_OBJECT_STORAGE to that bucket and prefix${here ? ` (it is ${here})` : ''}`,
+    );
+  }
+  if (!manifest.objectStorage && here) {
+    throw new Error(
+      `This backup holds its artifacts as files, and SLIPWAY_OBJECT_STORAGE is set: restore without it, then copy the artifacts into the bucket, or restore into a service that keeps them in SLIPWAY_ARTIFACTS_DIR`,
+    );
+  }
 }
