@@ -4,6 +4,7 @@ import { createKit } from './kit.ts';
 import { deploymentRoutes } from './routes/deployments.ts';
 import { organizationRoutes } from './routes/organizations.ts';
 import { projectRoutes } from './routes/projects.ts';
+import { protectionRoutes } from './routes/protection.ts';
 import { sessionRoutes } from './routes/session.ts';
 
 /**
@@ -25,5 +26,6 @@ export function registerDashboard(app: FastifyInstance, deps: Deps): void {
     organizationRoutes(scope, kit);
     projectRoutes(scope, kit);
     deploymentRoutes(scope, kit);
+    protectionRoutes(scope, kit);
   });
 }

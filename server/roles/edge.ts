@@ -8,6 +8,8 @@ import { createRuntimeLogSink } from '../edge/runtime-log.ts';
 import { createRuntimeSupervisor, type RuntimeSupervisor } from '../edge/runtime.ts';
 import { createEdgeServer, type EdgeServerOptions } from '../edge/server.ts';
 import { startInactiveAppStopper } from '../edge/stop-inactive-apps.ts';
+import { createProtectionGate } from '../edge/protection-gate.ts';
+import { protectionGateDeps } from '../services/protection/edge-lookups.ts';
 import { startTlsListener, type TlsListener } from '../edge/tls.ts';
 import { watchOtherWriters } from '../edge/watch-other-writers.ts';
 import { describeBytes } from '../builder/format.ts';
@@ -88,6 +90,7 @@ export async function startEdge(deps: Deps, sandbox: Sandbox, opts: EdgeOptions 
     onRequest: (r) => recorder.record(r),
     ...edgeRecordingOptions(deps),
     acmeChallenge: (token) => findChallenge(deps, token),
+    protection: createProtectionGate(protectionGateDeps(deps)),
     onError: (err, req) =>
       deps.log.error({ err, host: req.headers.host, url: redactUrl(req.url ?? '') }, 'edge error'),
   });
