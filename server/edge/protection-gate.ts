@@ -75,6 +75,9 @@ const PAGES = {
   }),
 };
 
+/** Marks the edge's own sign-in answers, so that scripts (the Action's health check) can tell them from the app's. */
+const ANSWER_HEADER = 'x-slipway-protection';
+
 /** The path of a request target, without its query. */
 const pathOf = (url: string) => {
   const q = url.indexOf('?');
@@ -109,10 +112,16 @@ export function createProtectionGate(deps: ProtectionGateDeps): ProtectionGate {
 
   /** To the dashboard to sign in (browsers), or a 401 (anything that is not a page load). */
   const deny = (req: IncomingMessage, res: ServerResponse) => {
-    if (req.method !== 'GET' && req.method !== 'HEAD') return page(req, res, PAGES.refused());
+    if (req.method !== 'GET' && req.method !== 'HEAD')
+      return page(req, res, { ...PAGES.refused(), headers: { [ANSWER_HEADER]: 'sign-in' } });
     const back = `${originOf(req)}${req.url ?? '/'}`;
     const location = `${deps.dashboardUrl().replace(/\/+$/, '')}/protection/sign-in?url=${encodeURIComponent(back)}`;
-    res.writeHead(302, { location, 'cache-control': 'no-store', 'content-length': 0 });
+    res.writeHead(302, {
+      location,
+      'cache-control': 'no-store',
+      [ANSWER_HEADER]: 'sign-in',
+      'content-length': 0,
+    });
     res.end();
   };
 

@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { checkHealth } from '../../action/health-check.ts';
+import { httpProbe } from '../../action/http-probe.ts';
 import type { Project } from '../../api/schemas/projects.ts';
 import { newId } from '../../server/lib/ids.ts';
 import { redactUrl } from '../../server/lib/redact-url.ts';
@@ -85,7 +87,7 @@ describe('preview protection', () => {
   }
 
   beforeAll(async () => {
-    s = await startStack({ clock });
+    s = await startStack({ clock, env: { SLIPWAY_DEFAULT_PROTECTION: 'previews' } });
     owner = await s.user();
     outsider = await s.user();
     a = await s.client(owner.token).projects.create({ name: 'guarded', organizationId: owner.orgId });
@@ -228,6 +230,19 @@ describe('preview protection', () => {
     expect(read.protectionBypassCreatedAt).toBe(made.createdAt);
     expect(JSON.stringify(read)).not.toContain(made.secret);
     expect(JSON.stringify(await client.projects.list({}))).not.toContain(made.secret);
+    // The Action's health check: told the deployment is protected without it, passes with it.
+    const check = (headers?: Record<string, string>) =>
+      checkHealth(`http://${hosts.preview}/`, {
+        probe: httpProbe,
+        sleep: async () => {},
+        attempts: 1,
+        ...(headers ? { headers } : {}),
+      });
+    const refused = await check();
+    expect(refused.ok).toBe(false);
+    expect(refused.detail).toContain('HTTP 302: the deployment is protected');
+    expect(refused.detail).toContain('protection-bypass');
+    expect(await check({ [BYPASS]: made.secret })).toMatchObject({ ok: true, detail: 'HTTP 200' });
     // Rotated: the old one stops at once.
     const next = await client.protection.rotateBypass(a.id);
     expect((await edge(hosts.preview, '/', { [BYPASS]: made.secret })).status).toBe(302);

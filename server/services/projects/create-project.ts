@@ -43,7 +43,7 @@ export async function createProject(
         status: 'active' as const,
         production_host: await allocateProductionHost(tx, body.name, org.name),
         production_deployment_id: null,
-        protection: body.protection ?? ('previews' as const),
+        protection: body.protection ?? deps.config.defaultProtection,
         protection_bypass_hash: null,
         protection_bypass_created_at: null,
         created_at: now,
