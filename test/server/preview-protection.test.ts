@@ -74,11 +74,18 @@ describe('preview protection', () => {
       headers: { cookie },
     });
 
+  /** Where the dashboard's page sends the browser on (its refresh, and its link). */
+  async function onward(res: Response): Promise<URL> {
+    expect(res.status).toBe(200);
+    const page = await res.text();
+    const to = /http-equiv="refresh" content="0;url=([^"]+)"/.exec(page)![1]!.replaceAll('&amp;', '&');
+    expect(page).toContain(`href="${to.replaceAll('&', '&amp;')}"`);
+    return new URL(to);
+  }
+
   /** Signs in as `token` for `host` and answers the protection cookie the edge set. */
   async function cookieFor(token: string, host: string, path = '/'): Promise<string> {
-    const res = await dashboardSignIn(await session(token), `http://${host}${path}`);
-    expect(res.status).toBe(303);
-    const to = new URL(res.headers.get('location')!);
+    const to = await onward(await dashboardSignIn(await session(token), `http://${host}${path}`));
     expect(to.host).toBe(host);
     const back = await edge(host, `${to.pathname}${to.search}`);
     expect(back.status).toBe(302);
@@ -158,14 +165,12 @@ describe('preview protection', () => {
   });
 
   it('refuses a replayed code, a code for another host, and anyone outside the organization', async () => {
-    const res = await dashboardSignIn(await session(owner.token), `http://${hosts.preview}/`);
-    const to = new URL(res.headers.get('location')!);
+    const to = await onward(await dashboardSignIn(await session(owner.token), `http://${hosts.preview}/`));
     const path = `${to.pathname}${to.search}`;
     // Taken to the second preview of the same project: refused (and spent).
     expect((await edge(hosts.preview2, path)).status).toBe(403);
     expect((await edge(hosts.preview, path)).status).toBe(403);
-    const again = await dashboardSignIn(await session(owner.token), `http://${hosts.preview}/`);
-    const url = new URL(again.headers.get('location')!);
+    const url = await onward(await dashboardSignIn(await session(owner.token), `http://${hosts.preview}/`));
     expect((await edge(hosts.preview, `${url.pathname}${url.search}`)).status).toBe(302);
     const replay = await edge(hosts.preview, `${url.pathname}${url.search}`);
     expect(replay.status).toBe(403);

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { freshResolver, issueProtectionCode } from '../../services/protection/issue-code.ts';
 import type { Kit } from '../kit.ts';
+import { protectionContinuePage } from '../pages/protection-continue.ts';
 
 /**
  * Sign-in for protected deployments (docs/protection.md): the edge sends a visitor without its
@@ -12,14 +13,11 @@ export function protectionRoutes(scope: FastifyInstance, kit: Kit): void {
   const resolver = freshResolver(kit.deps);
   scope.get(
     '/protection/sign-in',
-    kit.page(async ({ req, reply, session }) => {
+    kit.page(async ({ req, view, session }) => {
       const { url } = req.query as { url?: string };
-      const location = await issueProtectionCode(kit.deps, resolver, session.actor, url);
       // The page's own origin, checked to be a protected host of the member's project.
-      return reply
-        .header('cache-control', 'no-store')
-        .header('referrer-policy', 'no-referrer')
-        .redirect(location, 303);
+      const location = await issueProtectionCode(kit.deps, resolver, session.actor, url);
+      return protectionContinuePage(view, new URL(location).host, location);
     }),
   );
 }
