@@ -1,6 +1,6 @@
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { browserAvailable, launchBrowser } from '../helpers/browser.ts';
+import { accessibilityViolations, browserAvailable, launchBrowser } from '../helpers/browser.ts';
 import { deploymentRow, storeSite } from '../helpers/edge.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
 
@@ -13,6 +13,7 @@ describe.skipIf(!browserAvailable())('preview protection in a browser', () => {
   let s: Stack;
   let browser: Browser;
   let owner: { token: string; orgId: string; userId: string };
+  let projectId = '';
   let previewHost = '';
   let otherHost = '';
 
@@ -22,6 +23,7 @@ describe.skipIf(!browserAvailable())('preview protection in a browser', () => {
     const project = await s
       .client(owner.token)
       .projects.create({ name: 'secret', organizationId: owner.orgId });
+    projectId = project.id;
     const deps = s.running.deps;
     const hosts: string[] = [];
     for (const text of ['<title>preview</title><h1>Preview of secret</h1>', '<h1>another preview</h1>']) {
@@ -73,6 +75,34 @@ describe.skipIf(!browserAvailable())('preview protection in a browser', () => {
     await stranger.goto(`http://${previewHost}:${s.edgePort}/`);
     await stranger.waitForURL(/\/sign-in\?next=/);
     expect(await stranger.content()).not.toContain('Preview of secret');
+    await context.close();
+  });
+
+  it('sets the protection, and shows a new bypass secret once, on the project’s Protection tab', async () => {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${s.apiUrl}/projects/${projectId}/protection`);
+    await page.waitForURL(/\/sign-in\?next=/);
+    await page.getByLabel('API token').fill(owner.token);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${s.apiUrl}/projects/${projectId}/protection`);
+    expect(await accessibilityViolations(page)).toEqual([]);
+    expect(await page.getByRole('radio', { name: /Previews:/ }).isChecked()).toBe(true);
+    await page.getByRole('radio', { name: /All:/ }).check();
+    await page.getByRole('button', { name: 'Save protection' }).click();
+    await expect.poll(() => page.getByRole('status').first().textContent()).toContain('applies at once');
+    expect((await s.client(owner.token).projects.get(projectId)).protection).toBe('all');
+    await page.getByRole('button', { name: 'Make a new bypass secret' }).click();
+    const secret = await page.getByRole('textbox', { name: 'Bypass secret' }).inputValue();
+    expect(secret).toMatch(/^slwb_/);
+    const through = await s.fetchFromEdge(`http://${previewHost}:${s.edgePort}/`, {
+      headers: { 'x-slipway-protection-bypass': secret },
+    });
+    expect(through.status).toBe(200);
+    // Shown once: the tab read again has no trace of it.
+    await page.goto(`${s.apiUrl}/projects/${projectId}/protection`);
+    expect(await page.content()).not.toContain(secret);
+    expect(await accessibilityViolations(page)).toEqual([]);
     await context.close();
   });
 });
