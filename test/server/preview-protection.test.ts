@@ -4,6 +4,7 @@ import { httpProbe } from '../../action/http-probe.ts';
 import type { Project } from '../../api/schemas/projects.ts';
 import { newId } from '../../server/lib/ids.ts';
 import { redactUrl } from '../../server/lib/redact-url.ts';
+import { pruneProtection } from '../../server/services/protection/edge-lookups.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { deploymentRow, storeSite } from '../helpers/edge.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
@@ -282,5 +283,17 @@ describe('preview protection', () => {
     expect((await edge(hosts.domain)).status).toBe(302);
     await s.client(owner.token).projects.update(a.id, { protection: 'none' });
     expect(await (await edge(hosts.preview)).text()).toBe('preview of a');
+  });
+
+  it('forgets spent codes at once and expired share links after a day', async () => {
+    const db = s.running.deps.db;
+    expect((await db.selectFrom('protection_codes').select('code_hash').execute()).length).toBeGreaterThan(0);
+    expect((await db.selectFrom('protection_links').select('id').execute()).length).toBe(1);
+    await pruneProtection(s.running.deps);
+    expect(await db.selectFrom('protection_codes').select('code_hash').execute()).toEqual([]);
+    expect((await db.selectFrom('protection_links').select('id').execute()).length).toBe(1);
+    clock.advance(25 * 3600_000);
+    await pruneProtection(s.running.deps);
+    expect(await db.selectFrom('protection_links').select('id').execute()).toEqual([]);
   });
 });

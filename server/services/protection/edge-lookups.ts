@@ -50,3 +50,15 @@ export function protectionGateDeps(
     findLink: (hash, now) => findProtectionLink(deps, hash, now),
   };
 }
+
+/**
+ * Drops sign-in codes past their end (used or not: a code works for a minute at most) and share
+ * links expired for a day (kept that long so that the list still shows why a link stopped).
+ * The monitoring run calls this.
+ */
+export async function pruneProtection(deps: Pick<Deps, 'db' | 'clock'>): Promise<void> {
+  const now = deps.clock.now();
+  await deps.db.deleteFrom('protection_codes').where('expires_at', '<=', now.toISOString()).execute();
+  const dayAgo = new Date(now.getTime() - 86_400_000).toISOString();
+  await deps.db.deleteFrom('protection_links').where('expires_at', '<=', dayAgo).execute();
+}
