@@ -12,6 +12,8 @@ import { benchEdgeHosts } from './edge-hosts.ts';
 import { benchLogFlood } from './log-flood.ts';
 import { benchMetrics } from './metrics.ts';
 import { benchNeighbours } from './neighbours.ts';
+import { benchObjectStorage } from './object-storage.ts';
+import { benchOpsMetrics } from './ops-metrics.ts';
 import { benchNextRebuild, benchNextSsr } from './next.ts';
 import { benchRecording } from './monitoring.ts';
 import { benchMonitoringTick } from './monitoring-tick.ts';
@@ -46,6 +48,8 @@ const suites: Record<string, () => Promise<string>> = {
   'next-ssr': () => benchNextSsr(seconds),
   'next-rebuild': () => benchNextRebuild(),
   neighbours: () => benchNeighbours(seconds),
+  'object-storage': () => benchObjectStorage(),
+  'ops-metrics': () => benchOpsMetrics(seconds),
 };
 
 for (const [name, run] of Object.entries(suites)) {

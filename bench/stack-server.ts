@@ -6,9 +6,13 @@
 import { createGitRepo } from '../test/helpers/git-repo.ts';
 import { startStack } from '../test/helpers/stack.ts';
 
-const allow = process.env.SLIPWAY_SANDBOX_ALLOW;
+// Passed on when the bench sets them: the sandbox's allowances, the operator's metrics (bench/ops-metrics.ts).
+const passed = ['SLIPWAY_SANDBOX_ALLOW', 'SLIPWAY_METRICS_PORT', 'SLIPWAY_METRICS_TOKEN'].flatMap((name) => {
+  const value = process.env[name];
+  return value ? [[name, value] as const] : [];
+});
 const stack = await startStack({
-  env: { SLIPWAY_ENTERPRISE_RATE_LIMIT: '1000000000', ...(allow ? { SLIPWAY_SANDBOX_ALLOW: allow } : {}) },
+  env: { SLIPWAY_ENTERPRISE_RATE_LIMIT: '1000000000', ...Object.fromEntries(passed) },
 });
 const repo = createGitRepo({
   files: { 'index.html': '<h1>bench</h1>\n', 'file-10k.txt': 'x'.repeat(10 * 1024) },
@@ -33,6 +37,7 @@ process.stdout.write(
     host: new URL(live.url).host,
     repoDir: repo.dir,
     repoUrl: repo.url,
+    metricsUrl: stack.running.metricsUrl,
   }) + '\n',
 );
 process.on('SIGINT', () => void stack.stop().then(() => process.exit(0)));

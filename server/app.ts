@@ -8,6 +8,7 @@ import { registerDashboard } from './dashboard/routes.ts';
 import { registerRoutes } from './http/route.ts';
 import { redactUrl } from './lib/redact-url.ts';
 import { allRoutes } from './routes/index.ts';
+import { registerMetricsRoute } from './ops-metrics/metrics-http.ts';
 import type { Deps } from './services/deps.ts';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -62,6 +63,8 @@ export function buildApp(deps: Deps): FastifyInstance {
   );
 
   registerRoutes(app, deps, allRoutes());
+  // The operator's Prometheus metrics: only with the operator's token (never an API token).
+  if (deps.config.metrics.token) registerMetricsRoute(app, deps.ops, deps.config.metrics.token);
   registerDashboard(app, deps);
   return app;
 }

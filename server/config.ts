@@ -2,6 +2,7 @@ import { accessSync, constants, mkdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { normalisePrivateKey } from '../bot/settings.ts';
+import { parseObjectStorage, type ObjectStorageConfig } from './storage/object-storage-url.ts';
 import { DEFAULT_PLAN_LIMITS, parsePlanLimits, type PlanLimits, type PlanName } from './lib/plan-limits.ts';
 
 const port = (name: string, dflt: number) =>
@@ -160,6 +161,15 @@ const EnvSchema = z.object({
     ),
   SLIPWAY_DB_POOL_SIZE: positiveInt('SLIPWAY_DB_POOL_SIZE', 10),
   SLIPWAY_ARTIFACTS_DIR: z.string().optional(),
+  SLIPWAY_OBJECT_STORAGE: z.string().optional(),
+  SLIPWAY_OBJECT_STORAGE_KEY_ID: z.string().optional(),
+  SLIPWAY_OBJECT_STORAGE_SECRET: z.string().optional(),
+  AWS_ACCESS_KEY_ID: z.string().optional(),
+  AWS_SECRET_ACCESS_KEY: z.string().optional(),
+  AWS_SESSION_TOKEN: z.string().optional(),
+  AWS_REGION: z.string().optional(),
+  AWS_DEFAULT_REGION: z.string().optional(),
+  SLIPWAY_EDGE_DISK_CACHE: size('SLIPWAY_EDGE_DISK_CACHE', '10GiB', '10GiB or 500GiB'),
   SLIPWAY_EDGE_PORT: port('SLIPWAY_EDGE_PORT', 3001),
   SLIPWAY_DOMAIN: z
     .string()
@@ -296,6 +306,21 @@ const EnvSchema = z.object({
   SLIPWAY_OIDC_TOKEN_TTL: duration('SLIPWAY_OIDC_TOKEN_TTL', '15m'),
   SLIPWAY_OIDC_KEYS_COOLDOWN: duration('SLIPWAY_OIDC_KEYS_COOLDOWN', '30s'),
   SLIPWAY_RUNTIME_SAMPLE_INTERVAL: duration('SLIPWAY_RUNTIME_SAMPLE_INTERVAL', '10s'),
+  SLIPWAY_METRICS_PORT: z
+    .string()
+    .optional()
+    .refine(
+      (v) => v === undefined || (/^\d+$/.test(v.trim()) && Number(v) <= 65535),
+      'SLIPWAY_METRICS_PORT must be a whole number from 0 to 65535 (or unset for no metrics listener)',
+    ),
+  SLIPWAY_METRICS_HOST: z.string().default('127.0.0.1'),
+  SLIPWAY_METRICS_TOKEN: z
+    .string()
+    .optional()
+    .refine(
+      (v) => v === undefined || /^[\x21-\x7e]{16,}$/.test(v),
+      'SLIPWAY_METRICS_TOKEN must be at least 16 printable characters without spaces, such as the output of `openssl rand -hex 24`',
+    ),
   SLIPWAY_SANDBOX: z
     .enum(['bubblewrap', 'off'], {
       error: (i) =>
@@ -418,6 +443,13 @@ function toConfig(env: z.infer<typeof EnvSchema>) {
     databaseUrl: env.DATABASE_URL,
     dbPoolSize: env.SLIPWAY_DB_POOL_SIZE,
     artifactsDir: resolve(env.SLIPWAY_ARTIFACTS_DIR ?? `${dataDir}/artifacts`),
+    /**
+     * Artifacts and uploaded files in an S3-compatible bucket instead of the artifacts directory
+     * (which then holds only this machine's build caches and temporary files); undefined: local.
+     */
+    objectStorage: parseObjectStorage(env) as ObjectStorageConfig | undefined,
+    /** Object storage: the bytes each edge keeps on its own disk (`<dataDir>/edge-cache`). */
+    edgeDiskCache: { dir: `${dataDir}/edge-cache`, maxBytes: env.SLIPWAY_EDGE_DISK_CACHE },
     edgePort: env.SLIPWAY_EDGE_PORT,
     domain: env.SLIPWAY_DOMAIN,
     publicEdgeUrl: env.SLIPWAY_PUBLIC_EDGE_URL,
@@ -522,6 +554,17 @@ function toConfig(env: z.infer<typeof EnvSchema>) {
     },
     /** How often production URLs are probed and alert rules evaluated. */
     healthIntervalMs: env.SLIPWAY_HEALTH_INTERVAL,
+    /**
+     * Prometheus metrics of this process (server/ops-metrics/): a listener of their own on `port`
+     * (at `host`), and `/metrics` on the API when `token` is set; the token is then required on
+     * both. Off (nothing recorded on the edge's request path) when neither is set.
+     */
+    metrics: {
+      port: env.SLIPWAY_METRICS_PORT === undefined ? undefined : Number(env.SLIPWAY_METRICS_PORT),
+      host: env.SLIPWAY_METRICS_HOST,
+      token: env.SLIPWAY_METRICS_TOKEN,
+      enabled: env.SLIPWAY_METRICS_PORT !== undefined || env.SLIPWAY_METRICS_TOKEN !== undefined,
+    },
     /** How often the edge samples the CPU and memory of server apps. */
     runtimeSampleIntervalMs: env.SLIPWAY_RUNTIME_SAMPLE_INTERVAL,
     logLevel: env.LOG_LEVEL,
@@ -578,6 +621,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     });
     throw new ConfigError(`Invalid configuration:\n  ${lines.join('\n  ')}`);
   }
+  const storage = parseObjectStorage(parsed.data);
+  if (typeof storage === 'string') throw new ConfigError(`Invalid configuration:\n  ${storage}`);
   return toConfig(parsed.data);
 }
 

@@ -14,6 +14,7 @@ import { createOidcKeys } from './services/trust/oidc-keys.ts';
 import { createUrls } from './services/urls.ts';
 import { openStore } from './store/db.ts';
 import { createRateCounts } from './http/rate-counts.ts';
+import { createOpsMetrics } from './ops-metrics/ops-metrics.ts';
 
 export interface RuntimeOptions {
   clock?: Clock;
@@ -58,6 +59,7 @@ export async function createDeps(config: Config, opts: RuntimeOptions = {}): Pro
     rateCounts: createRateCounts(store, {
       onError: (err) => log.warn({ err }, 'writing rate-limit counts failed'),
     }),
+    ops: createOpsMetrics(),
   };
 }
 

@@ -13,6 +13,7 @@ import { createServiceSandbox, type Sandbox } from './sandbox/index.ts';
 import type { Deps } from './services/deps.ts';
 import { listenError } from './lib/startup-error.ts';
 import { tokenCommand } from './token-command.ts';
+import { startOpsMetrics } from './ops-metrics/start-ops-metrics.ts';
 import type { LookupAll } from './webhooks/ssrf.ts';
 
 export const ROLES = ['api', 'worker', 'edge', 'bot'] as const;
@@ -50,6 +51,8 @@ export interface Running {
   edge?: EdgeRole;
   /** Where the GitHub App listens, when the bot role runs. */
   botUrl?: string;
+  /** This process's Prometheus metrics, when SLIPWAY_METRICS_PORT is set. */
+  metricsUrl?: string;
   stop(): Promise<void>;
 }
 
@@ -74,6 +77,12 @@ export async function serve(config: Config, roles: Role[], opts: ServeOptions = 
   const sandbox = () => (made ??= createServiceSandbox(config, deps.log));
 
   try {
+    if (config.metrics.enabled) {
+      // First, so a port conflict stops the start before any role runs; stopped last.
+      const ops = await startOpsMetrics(deps, roles);
+      if (ops.url) running.metricsUrl = ops.url;
+      stops.push(() => ops.stop());
+    }
     if (roles.includes('edge')) {
       const edge = await startEdge(deps, await sandbox(), opts.edge);
       running.edge = edge;
@@ -123,6 +132,7 @@ export async function serve(config: Config, roles: Role[], opts: ServeOptions = 
       lines.push(`  Edge: ${running.edgeUrl}   (deployments at ${deps.urls.forHost('<name>')})`);
     lines.push(`  Data: ${config.dataDir} (${config.databaseUrl ? 'PostgreSQL' : 'SQLite'})`);
     if (running.botUrl) lines.push(`  GitHub App: ${running.botUrl}/api/github/webhooks`);
+    if (running.metricsUrl) lines.push(`  Metrics: ${running.metricsUrl}`);
     if (running.apiUrl) lines.push(`  Get a token: ${tokenCommand(config)}`);
     process.stderr.write(`${lines.join('\n')}\n\n`);
   }

@@ -253,16 +253,19 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
       if (result.aborted) cancelled();
       // A command that filled its workspace's file system (it got ENOSPC) may still exit 0.
       const full = await ws.full();
-      if (full) throw new BuildError(full);
+      if (full) throw new BuildError(full, { limit: 'disk' });
       if (result.timedOut) throw new BuildTimeoutError(timeoutMessage);
       if (result.exitCode !== 0) {
         const how =
           result.exitCode === null ? `was killed by ${result.signal}` : `exited with code ${result.exitCode}`;
-        const hint =
-          memoryLimitHint('The build', result.group, sandbox.share) ??
-          limitHint(sandbox.limits, tail, result.signal) ??
-          installHint(tail);
-        throw new BuildError(`${title} failed: "${shown}" ${how}.${hint ? ` ${hint}` : ''}`);
+        const memory = memoryLimitHint('The build', result.group, sandbox.share);
+        const hit = memory ? null : limitHint(sandbox.limits, tail, result.signal);
+        const hint = memory ?? hit?.text ?? installHint(tail);
+        const limit = memory ? 'memory' : hit?.limit;
+        throw new BuildError(
+          `${title} failed: "${shown}" ${how}.${hint ? ` ${hint}` : ''}`,
+          limit ? { limit } : {},
+        );
       }
       info(`${title} finished in ${describeElapsed(Date.now() - begun)}`);
     };

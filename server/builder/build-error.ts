@@ -1,9 +1,18 @@
+import type { SandboxLimit } from '../ops-metrics/ops-metrics.ts';
+
 /**
  * A build that failed for a reason the user can act on. `message` is shown as the
  * deployment's `errorMessage` and in its build log, so it says what went wrong and what to do.
  */
 export class BuildError extends Error {
   override name = 'BuildError';
+  /** The sandbox limit that stopped the build, when one did (the operator's metrics count them). */
+  readonly limit: SandboxLimit | undefined;
+
+  constructor(message: string, opts: { limit?: SandboxLimit } = {}) {
+    super(message);
+    this.limit = opts.limit;
+  }
 }
 
 /** A build phase ran out of time; the orchestrator words it as the build's time limit. */

@@ -128,7 +128,7 @@ export async function checkout(opts: CheckoutOptions): Promise<CheckoutResult> {
       throw new BuildTimeoutError(`Fetching ${shown} did not finish in time.`);
     }
     const memory = memoryLimitHint('git', result.group, opts.sandbox.share);
-    if (memory) failWith(output, `Could not fetch ${shown}: ${memory}`);
+    if (memory) failWith(output, `Could not fetch ${shown}: ${memory}`, 'memory');
     return { ok: result.exitCode === 0, output };
   };
   // git's first fatal line says why; "Could not read from remote repository" and the advice
@@ -140,9 +140,9 @@ export async function checkout(opts: CheckoutOptions): Promise<CheckoutResult> {
     );
     return (fatal ?? lines.at(-1) ?? 'no output from git').replace(/^(fatal|error): /, '').replace(/\.$/, '');
   };
-  const failWith = (output: string[], message: string): never => {
+  const failWith = (output: string[], message: string, limit?: 'memory'): never => {
     for (const line of output) log(line);
-    throw new BuildError(message);
+    throw new BuildError(message, limit ? { limit } : {});
   };
   const unreachable = (output: string[]) =>
     failWith(

@@ -47,6 +47,8 @@ export interface RuntimeSupervisorOptions {
    * network the sandbox allows; its port is forwarded from the host's 127.0.0.1.
    */
   sandbox: Sandbox;
+  /** An app's control group hit its memory limit: the kernel stopped it (the operator's metrics). */
+  onMemoryLimit?: () => void;
 }
 
 export interface RuntimeStatus {
@@ -78,6 +80,8 @@ export interface RuntimeSupervisor {
   openConnection(port: number, done: (socket: Socket | null) => void): boolean;
   /** The port of the sandbox started ahead of the next app (see `spare`), if one is up. */
   sparePort(): number | undefined;
+  /** How many apps are in each state now (the operator's metrics). */
+  counts(): Record<RuntimeStatus['state'], number>;
 }
 
 /** A sandbox started ahead of its app (Sandbox.spare), holding `port`. */
@@ -270,6 +274,7 @@ export function createRuntimeSupervisor(opts: RuntimeSupervisorOptions): Runtime
         // Whether its group's memory limit ended it is known once the group is released.
         void (group?.release() ?? Promise.resolve(null)).then((end) => {
           if (end?.oomKills && !s.stopping) {
+            opts.onMemoryLimit?.();
             const plan = s.spec.share ? `, the limit of the ${s.spec.share.plan} plan` : '';
             say(
               s,
@@ -560,6 +565,11 @@ export function createRuntimeSupervisor(opts: RuntimeSupervisorOptions): Runtime
     },
     sparePort() {
       return spare && spare.child.exitCode === null ? spare.port : undefined;
+    },
+    counts() {
+      const counts = { starting: 0, running: 0, restarting: 0 };
+      for (const s of running.values()) counts[s.state]++;
+      return counts;
     },
     status(deploymentId) {
       const s = running.get(deploymentId);

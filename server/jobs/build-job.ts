@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import type { Selectable } from 'kysely';
 import { ApiError } from '../../api/errors.ts';
 import type { ArtifactStore } from '../builder/artifacts.ts';
-import { BuildError, hideHostPaths } from '../builder/build-error.ts';
+import { BuildCancelledError, BuildError, BuildTimeoutError, hideHostPaths } from '../builder/build-error.ts';
+import type { BuildOutcome } from '../ops-metrics/ops-metrics.ts';
 import { buildDeployment } from '../builder/build-deployment.ts';
 import { repositoryRefusal, repositorySettings } from '../builder/repository-policy.ts';
 import { type DeploymentRuntime, parseRuntime } from '../edge/resolve-host.ts';
@@ -26,9 +27,15 @@ import { createLogBuffer, type LogBuffer } from './log-buffer.ts';
 import { repositoryAccess } from './repository-access.ts';
 import { type BuildSpec, decodeBuildSpec } from '../builder/build-spec.ts';
 import { materializeFiles } from '../uploads/materialize.ts';
-import { createUploadStore } from '../uploads/upload-store.ts';
+import { uploadStoreOf } from '../uploads/upload-store.ts';
 import type { JobHandler } from './worker.ts';
 import type { Fairness } from './fair-claim.ts';
+import { recordDetectedFramework } from '../services/projects/detected-framework.ts';
+import { decodeJson } from '../lib/json-column.ts';
+import { z } from 'zod';
+
+/** A build job's payload (queue-deployment.ts writes it). */
+const BuildPayload = z.object({ deploymentId: z.string() });
 
 export interface BuildJobOptions {
   artifacts: ArtifactStore;
@@ -70,7 +77,7 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
     fairness: buildsPerOrganization(deps.config.plans),
 
     async handle(job, signal) {
-      const { deploymentId } = JSON.parse(job.payload) as { deploymentId: string };
+      const { deploymentId } = decodeJson(BuildPayload, job.payload, `Job ${job.id}'s payload`);
       const deployment = await deps.db
         .selectFrom('deployments')
         .selectAll()
@@ -78,9 +85,15 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
         .executeTakeFirst();
       if (!deployment || FINAL.has(deployment.status)) return;
       const logs = await createLogBuffer(deps, deploymentId, { limitBytes: deps.config.buildLogLimitBytes });
+      const began = deps.clock.now().getTime();
+      const ended = (outcome: BuildOutcome) =>
+        deps.ops.buildEnded(outcome, Math.max(0, deps.clock.now().getTime() - began) / 1000);
       try {
-        await run(deployment, logs, signal);
+        ended(await run(deployment, logs, signal));
       } catch (err) {
+        ended(outcomeOf(err, signal));
+        if (err instanceof BuildError && err.limit) deps.ops.limitHit(err.limit, 'build');
+        if (err instanceof BuildTimeoutError) deps.ops.limitHit('time', 'build');
         if (signal.aborted) {
           // Shutdown or a lost lease: the job goes back to the queue (or is another worker's
           // already), so the deployment is not this attempt's to fail.
@@ -106,7 +119,7 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
     },
 
     async onExhausted(job, reason) {
-      const { deploymentId } = JSON.parse(job.payload) as { deploymentId: string };
+      const { deploymentId } = decodeJson(BuildPayload, job.payload, `Job ${job.id}'s payload`);
       const message = `The build could not complete: ${reason}`;
       const logs = await createLogBuffer(deps, deploymentId, { limitBytes: deps.config.buildLogLimitBytes });
       logs.note(failedLine(deploymentId, message));
@@ -176,7 +189,12 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
     };
   }
 
-  async function run(deployment: DeploymentRow, logs: LogBuffer, signal: AbortSignal) {
+  /** Builds the deployment; says whether it went live or failed (an error is thrown instead when it can). */
+  async function run(
+    deployment: DeploymentRow,
+    logs: LogBuffer,
+    signal: AbortSignal,
+  ): Promise<'live' | 'failed'> {
     const id = deployment.id;
     const project = await deps.db
       .selectFrom('projects')
@@ -188,7 +206,7 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
       logs.note(failedLine(id, `The project is ${project.status}`));
       await logs.flush();
       await failQuietly(id, `The project is ${project.status}`);
-      return;
+      return 'failed';
     }
     if (deployment.status !== 'queued') {
       // A worker died mid-build and the lease ran out: start over from a clean state.
@@ -210,6 +228,7 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
     let saveCache: (() => Promise<void>) | undefined;
     try {
       await buildAndGoLive();
+      return 'live';
     } finally {
       if (saveCache) {
         await saveCache().catch(() => {});
@@ -251,7 +270,7 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
         await rm(dir, { recursive: true, force: true });
         await mkdir(dir, { recursive: true });
         logs.note(`==> Storing ${files.length} uploaded files, prebuilt: no build`);
-        const stored = await materializeFiles(createUploadStore(deps.config.uploads.dir), files, dir)
+        const stored = await materializeFiles(uploadStoreOf(deps.config), files, dir)
           .then(() =>
             opts.artifacts.storeDirectory(dir, {
               maxBytes: deps.config.maxOutputBytes,
@@ -297,8 +316,7 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
             ? {
                 files: {
                   count: files.length,
-                  write: (dir: string) =>
-                    materializeFiles(createUploadStore(deps.config.uploads.dir), files, dir),
+                  write: (dir: string) => materializeFiles(uploadStoreOf(deps.config), files, dir),
                 },
               }
             : {}),
@@ -370,6 +388,7 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
           })
           .where('id', '=', id)
           .execute();
+        await recordDetectedFramework(deps.db, deployment, result.framework);
       }
       await goLive();
     }
@@ -396,6 +415,17 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
       await markLive(deps, id, { deployDurationMs: Date.now() - deployStarted });
     }
   }
+}
+
+/** How a build attempt that threw ended, for the operator's metrics. */
+function outcomeOf(err: unknown, signal: AbortSignal): BuildOutcome {
+  if (signal.aborted) return 'interrupted';
+  if (err instanceof BuildCancelledError) return 'cancelled';
+  if (err instanceof BuildTimeoutError) return 'timed_out';
+  if (err instanceof BuildError) return 'failed';
+  // The state machine's CONFLICT: someone else (a cancel) moved the deployment on.
+  if (err instanceof ApiError) return 'cancelled';
+  return 'error';
 }
 
 /** The framework of the project's latest earlier build, to say when detection changed. */

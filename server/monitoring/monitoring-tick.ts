@@ -16,7 +16,7 @@ import { pruneUsedOidcTokens } from '../services/trust/used-tokens.ts';
 /** The periodic monitoring run: probes, alert rules, pruning (expired domain claims, unused uploads, dashboard sessions, finished jobs, ended rate-limit windows and the marks of expired OIDC tokens too). */
 export const MONITORING_TICK_JOB = 'monitoring.tick';
 
-type TickDeps = Pick<Deps, 'db' | 'clock' | 'config' | 'urls' | 'log' | 'cipher' | 'metrics'>;
+type TickDeps = Pick<Deps, 'db' | 'clock' | 'config' | 'urls' | 'log' | 'cipher' | 'metrics' | 'ops'>;
 
 /**
  * One monitoring run. Every step runs even when an earlier one failed (a database hiccup while
@@ -64,7 +64,15 @@ export function createMonitoringTickJob(deps: TickDeps, periodicKinds?: readonly
     concurrency: 1,
     async handle(job, signal) {
       if (isStale(job.payload, intervalMs, deps.clock.now())) return;
-      await runMonitoringTick(deps, signal, periodicKinds);
+      const began = deps.clock.now().getTime();
+      const seconds = () => Math.max(0, deps.clock.now().getTime() - began) / 1000;
+      try {
+        await runMonitoringTick(deps, signal, periodicKinds);
+      } catch (err) {
+        deps.ops.monitoringRun(seconds(), false);
+        throw err;
+      }
+      deps.ops.monitoringRun(seconds(), true);
     },
   };
 }

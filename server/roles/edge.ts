@@ -1,4 +1,7 @@
 import { join } from 'node:path';
+import type { Config } from '../config.ts';
+import { blobStoreOf } from '../storage/open-blob-store.ts';
+import { createDiskCache, localFilesOf, type LocalFiles } from '../storage/local-files.ts';
 import type { Server } from 'node:http';
 import { redactUrl } from '../lib/redact-url.ts';
 import { createArtifactReader } from '../edge/artifact-reader.ts';
@@ -6,7 +9,8 @@ import { createRuntimeLauncher } from '../edge/launcher.ts';
 import { createHostResolver } from '../edge/resolve-host.ts';
 import { createRuntimeLogSink } from '../edge/runtime-log.ts';
 import { createRuntimeSupervisor, type RuntimeSupervisor } from '../edge/runtime.ts';
-import { createEdgeServer, type EdgeServerOptions } from '../edge/server.ts';
+import { createEdgeServer, type EdgeServerOptions, type RequestRecord } from '../edge/server.ts';
+import { registerServerApps } from '../ops-metrics/server-apps.ts';
 import { startInactiveAppStopper } from '../edge/stop-inactive-apps.ts';
 import { createProtectionGate } from '../edge/protection-gate.ts';
 import { protectionGateDeps } from '../services/protection/edge-lookups.ts';
@@ -56,13 +60,15 @@ export async function startEdge(deps: Deps, sandbox: Sandbox, opts: EdgeOptions 
     createRuntimeSupervisor({
       log: (id, line, stream) => sink.log(id, line, stream),
       sandbox,
+      onMemoryLimit: () => deps.ops.limitHit('memory', 'app'),
     }),
     { intervalMs: config.runtimeSampleIntervalMs },
   );
   const supervisor = sampler.supervisor;
   // One reader for the launcher and the edge: the edge reads server apps' routing rules from the
   // same manifests the launcher writes the apps out from.
-  const artifacts = createArtifactReader(config.artifactsDir, { maxBytes: config.edgeManifestCacheBytes });
+  const { files, localRoot } = await edgeFilesOf(config);
+  const artifacts = createArtifactReader(files, { maxBytes: config.edgeManifestCacheBytes });
   const launcher = createRuntimeLauncher({
     supervisor,
     artifacts,
@@ -82,18 +88,19 @@ export async function startEdge(deps: Deps, sandbox: Sandbox, opts: EdgeOptions 
   const recorder = createRequestRecorder(deps);
   const server = createEdgeServer({
     resolver,
-    artifactsRoot: config.artifactsDir,
+    artifactsRoot: localRoot,
     artifacts,
     fileCacheBytes: config.edgeFileCacheBytes,
     supervisor,
     launcher,
-    onRequest: (r) => recorder.record(r),
+    onRequest: edgeRequestHook(deps, (r) => recorder.record(r)),
     ...edgeRecordingOptions(deps),
     acmeChallenge: (token) => findChallenge(deps, token),
     protection: createProtectionGate(protectionGateDeps(deps)),
     onError: (err, req) =>
       deps.log.error({ err, host: req.headers.host, url: redactUrl(req.url ?? '') }, 'edge error'),
   });
+  if (config.metrics.enabled) registerServerApps(deps.ops, supervisor);
   const stopper = startInactiveAppStopper(deps, launcher, {
     ...(opts.appCheckIntervalMs ? { intervalMs: opts.appCheckIntervalMs } : {}),
     onStopped: (projectId) => {
@@ -152,6 +159,33 @@ export async function startEdge(deps: Deps, sandbox: Sandbox, opts: EdgeOptions 
     ...(tls ? { tlsPort: tls.port } : {}),
     supervisor,
     stop: stopAll,
+  };
+}
+
+/**
+ * The artifacts' files as this edge reads them: in the artifacts directory, or (object storage)
+ * fetched once into its own bounded cache on disk. `localRoot` holds its compressed copies.
+ */
+export async function edgeFilesOf(config: Config): Promise<{ files: LocalFiles; localRoot: string }> {
+  const store = blobStoreOf(config);
+  if (!config.objectStorage) return { files: localFilesOf(store), localRoot: config.artifactsDir };
+  const { dir, maxBytes } = config.edgeDiskCache;
+  return { files: await createDiskCache(store, { dir: join(dir, 'objects'), maxBytes }), localRoot: dir };
+}
+
+/**
+ * What the edge does with each answered request: the traffic rollups always, and with metrics on
+ * the operator's counter and histogram too (two operations: docs/performance.md measures them).
+ */
+function edgeRequestHook(
+  deps: Pick<Deps, 'config' | 'ops'>,
+  record: (r: RequestRecord) => void,
+): (r: RequestRecord) => void {
+  if (!deps.config.metrics.enabled) return record;
+  const ops = deps.ops;
+  return (r) => {
+    record(r);
+    ops.edgeRequest(r.status, r.durationMs);
   };
 }
 

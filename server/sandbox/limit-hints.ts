@@ -1,6 +1,7 @@
 import { describeBytes } from '../builder/format.ts';
 import type { GroupEnd } from './cgroups.ts';
 import type { Sandbox, SandboxShare } from './index.ts';
+import type { SandboxLimit } from '../ops-metrics/ops-metrics.ts';
 
 /**
  * Says, when the kernel killed a process of the sandbox for its control group's memory limit, what
@@ -28,23 +29,35 @@ export function limitHint(
   limits: Sandbox['limits'],
   output: readonly string[],
   signal: NodeJS.Signals | null,
-): string | null {
+): { limit: SandboxLimit; text: string } | null {
   const text = output.join('\n');
   if (signal === 'SIGXFSZ' || /File too large|File size limit exceeded|EFBIG/.test(text)) {
-    return `A file grew past the limit of ${describeBytes(limits.fileBytes)} (SLIPWAY_SANDBOX_DISK).`;
+    return {
+      limit: 'file_size',
+      text: `A file grew past the limit of ${describeBytes(limits.fileBytes)} (SLIPWAY_SANDBOX_DISK).`,
+    };
   }
   if (/Resource temporarily unavailable|EAGAIN|fork: retry|Cannot fork|spawn .*EAGAIN/i.test(text)) {
-    return `The build may have hit the limit of ${limits.processes} processes (SLIPWAY_SANDBOX_PROCESSES).`;
+    return {
+      limit: 'processes',
+      text: `The build may have hit the limit of ${limits.processes} processes (SLIPWAY_SANDBOX_PROCESSES).`,
+    };
   }
   if (
     /heap out of memory|Cannot allocate memory|allocation failed|ENOMEM|std::bad_alloc|Out of memory/i.test(
       text,
     )
   ) {
-    return `A process may have hit the memory limit of ${describeBytes(limits.memoryBytes)} per process (SLIPWAY_SANDBOX_MEMORY).`;
+    return {
+      limit: 'memory',
+      text: `A process may have hit the memory limit of ${describeBytes(limits.memoryBytes)} per process (SLIPWAY_SANDBOX_MEMORY).`,
+    };
   }
   if (/No space left on device|ENOSPC/.test(text)) {
-    return `The private /tmp is full: it holds ${describeBytes(limits.tmpBytes)} (SLIPWAY_SANDBOX_TMP_SIZE).`;
+    return {
+      limit: 'tmp',
+      text: `The private /tmp is full: it holds ${describeBytes(limits.tmpBytes)} (SLIPWAY_SANDBOX_TMP_SIZE).`,
+    };
   }
   return null;
 }

@@ -12,6 +12,7 @@ import type { Database } from '../store/schema.ts';
 import type { JobQueue } from '../jobs/queue.ts';
 import type { MetricsCache } from './monitoring/metrics-cache.ts';
 import type { OidcKeys } from './trust/oidc-keys.ts';
+import type { OpsMetrics } from '../ops-metrics/ops-metrics.ts';
 import type { Urls } from './urls.ts';
 
 /** Everything a service needs from the outside world, injected. */
@@ -43,6 +44,8 @@ export interface Deps {
    * in memory and written behind on SQLite, in batches in the database on PostgreSQL.
    */
   rateCounts: RateCounts;
+  /** The operator's Prometheus metrics of this process (server/ops-metrics/); its own registry. */
+  ops: OpsMetrics;
 }
 
 /** Who is calling: resolved from the bearer token. */

@@ -26,7 +26,18 @@ export interface Store {
   migrate(cipher: Cipher): Promise<string[]>;
   /** True when the database answers. */
   ping(): Promise<boolean>;
+  /** The PostgreSQL pool's connections now (ops metrics); null on SQLite, which has no pool. */
+  poolStats(): PoolStats | null;
   close(): Promise<void>;
+}
+
+export interface PoolStats {
+  /** Connections open. */
+  total: number;
+  idle: number;
+  /** Queries waiting for a connection. */
+  waiting: number;
+  max: number;
 }
 
 export interface StoreOptions {
@@ -72,7 +83,16 @@ export function openStore(opts: StoreOptions): Store {
     const runners: StatementRunners = {
       postgres: { run: named(pool), runAsyncCommit: named(asyncPool) },
     };
-    return makeStore(db, dialectHelpers('postgres'), notifier, runners, () => asyncPool.end());
+    const poolStats = (): PoolStats => ({
+      total: pool.totalCount,
+      idle: pool.idleCount,
+      waiting: pool.waitingCount,
+      max: opts.poolSize ?? 10,
+    });
+    return makeStore(db, dialectHelpers('postgres'), notifier, runners, {
+      closeMore: () => asyncPool.end(),
+      poolStats,
+    });
   }
   mkdirSync(opts.dataDir, { recursive: true });
   const file = join(opts.dataDir, 'slipway.db');
@@ -104,7 +124,7 @@ export function openStore(opts: StoreOptions): Store {
       version: changes.version,
     },
   };
-  return makeStore(db, dialectHelpers('sqlite'), createLocalNotifier(), runners, undefined, changes.reset);
+  return makeStore(db, dialectHelpers('sqlite'), createLocalNotifier(), runners, { migrated: changes.reset });
 }
 
 /**
@@ -149,10 +169,14 @@ function makeStore(
   dialect: DialectHelpers,
   notifier: Notifier,
   runners: StatementRunners,
-  closeMore: () => Promise<void> = async () => undefined,
-  /** After migrations ran (they may rebuild a table whose changes are watched). */
-  migrated: () => void = () => undefined,
+  more: {
+    closeMore?: () => Promise<void>;
+    /** After migrations ran (they may rebuild a table whose changes are watched). */
+    migrated?: () => void;
+    poolStats?: () => PoolStats;
+  } = {},
 ): Store {
+  const { closeMore = async () => undefined, migrated = () => undefined } = more;
   return {
     db,
     dialect,
@@ -175,6 +199,7 @@ function makeStore(
         return false;
       }
     },
+    poolStats: () => more.poolStats?.() ?? null,
     async close() {
       await notifier.close();
       await db.destroy();

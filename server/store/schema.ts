@@ -70,6 +70,8 @@ export interface ProjectsTable {
   branch: string;
   /** The user's setting; null: detect on every build. */
   framework: string | null;
+  /** What the newest build detected (migration 028); `framework` is the user's setting. */
+  detected_framework: string | null;
   /** Build settings; null: detect. An empty command skips that step. */
   install_command: string | null;
   build_command: string | null;
@@ -128,6 +130,30 @@ export interface DeploymentsTable {
   branch_host: string | null;
   /** A preview's place among its branch's previews, in the order they were queued (1, 2, ...). */
   branch_seq: number | null;
+  /**
+   * Its place in its project's list counted from the oldest (1..n, no gaps, in (created_at, id)
+   * order), kept by a trigger (migration 026): page N of the list starts at `total - (N-1) * limit`.
+   */
+  list_seq: number | null;
+}
+
+/**
+ * Deployments of a project per combination of the list's equality filters, `''` for "any"
+ * (migration 026): kept by triggers in the same transaction as the deployments.
+ */
+export interface DeploymentCountsTable {
+  project_id: string;
+  status: string;
+  target: string;
+  branch: string;
+  n: number;
+}
+
+/** Projects of an organization per status (migration 026), kept by triggers. */
+export interface ProjectCountsTable {
+  organization_id: string;
+  status: string;
+  n: number;
 }
 
 /**
@@ -523,6 +549,8 @@ export interface Database {
   memberships: MembershipsTable;
   projects: ProjectsTable;
   deployments: DeploymentsTable;
+  deployment_counts: DeploymentCountsTable;
+  project_counts: ProjectCountsTable;
   branch_aliases: BranchAliasesTable;
   deployment_logs: DeploymentLogsTable;
   jobs: JobsTable;

@@ -8,6 +8,7 @@ import { createSandbox, type Sandbox, type SandboxShare } from '../../server/san
 import { spawnPlanned } from '../../server/sandbox/spawn-planned.ts';
 import { systemLookup } from '../../server/webhooks/ssrf.ts';
 import { createGitRepo, type GitRepo } from '../helpers/git-repo.ts';
+import { parseScrape, sample } from '../helpers/prometheus.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
@@ -268,5 +269,9 @@ execFileSync('python3', ['-c', ${JSON.stringify(
       /^Sandbox: \d+ processes, 256 MiB of memory in all \(enterprise plan\), CPU share 4,/m,
     );
     expect(log).toContain('The build used more than 256 MiB of memory, the limit of the enterprise plan');
+    // The operator's metrics count it by the limit it hit.
+    const families = parseScrape(await s.running.deps.ops.scrape());
+    expect(sample(families, 'slipway_sandbox_limit_hits_total', { limit: 'memory', where: 'build' })).toBe(1);
+    expect(sample(families, 'slipway_builds_total', { outcome: 'failed' })).toBe(1);
   });
 });

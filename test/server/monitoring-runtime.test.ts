@@ -82,6 +82,7 @@ describe('runtime sampler', () => {
         pids.has(id) ? { state: 'running', port: 4000, pid: pids.get(id), restarts: 0 } : undefined,
       openConnection: () => false,
       sparePort: () => undefined,
+      counts: () => ({ starting: 0, running: pids.size, restarting: 0 }),
     };
   }
 

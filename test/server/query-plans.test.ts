@@ -10,6 +10,7 @@ import { listDeployments } from '../../server/services/deployments/list-deployme
 import type { Actor, Deps } from '../../server/services/deps.ts';
 import { listDomains } from '../../server/services/domains/list-domains.ts';
 import { listEnvVars } from '../../server/services/env/list-env-vars.ts';
+import { getMetricSeries } from '../../server/services/monitoring/get-metric-series.ts';
 import { listAlerts } from '../../server/services/monitoring/list-alerts.ts';
 import { listMembers } from '../../server/services/organizations/list-members.ts';
 import { encodeCursor } from '../../server/services/pagination.ts';
@@ -19,7 +20,7 @@ import { listDeliveries } from '../../server/services/webhooks/list-deliveries.t
 import { listWebhooks } from '../../server/services/webhooks/list-webhooks.ts';
 import { listDeployHooks } from '../../server/services/deploy-hooks/list-deploy-hooks.ts';
 import type { Database } from '../../server/store/schema.ts';
-import { createTestApp, type TestApp } from '../helpers/app.ts';
+import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { testDialect } from '../helpers/database.ts';
 import { insertDeployment } from '../helpers/edge.ts';
 
@@ -31,6 +32,7 @@ import { insertDeployment } from '../helpers/edge.ts';
  */
 describe(`query plans (${testDialect()})`, () => {
   let t: TestApp;
+  let alice: TestUser;
   let actor: Actor;
   let projectId: string;
   let orgId: string;
@@ -40,7 +42,7 @@ describe(`query plans (${testDialect()})`, () => {
 
   beforeAll(async () => {
     t = await createTestApp();
-    const alice = await t.user('alice@example.com');
+    alice = await t.user('alice@example.com');
     actor = { userId: alice.userId, email: alice.email, tokenId: '' };
     orgId = alice.orgId;
     const project = await t.call(alice, 'POST', '/v1/projects', {
@@ -119,11 +121,35 @@ describe(`query plans (${testDialect()})`, () => {
   it('deployments: every filter, by page and by cursor', async () => {
     const list = (extra: object) => () => listDeployments(traced, actor, projectId, { ...q, ...extra });
     await expectIndexOrder('deployments', 'deployments_list', list({}));
-    await expectIndexOrder('deployments', 'deployments_list', list({ page: 500 }));
     await expectIndexOrder('deployments', 'deployments_list', list({ cursor }));
     await expectIndexOrder('deployments', 'deployments_list_status', list({ status: 'failed', cursor }));
     await expectIndexOrder('deployments', 'deployments_list_target', list({ target: 'preview' }));
     await expectIndexOrder('deployments', 'deployments_list_branch', list({ branch: 'main', cursor }));
+  });
+
+  it('deployments by a deep page number: the place kept in list_seq, then the list index', async () => {
+    const made = await t.call(alice, 'POST', '/v1/projects', {
+      name: 'deep-pages',
+      repositoryUrl: 'https://example.com/repo.git',
+      organizationId: orgId,
+    });
+    const deep = made.body.data.id as string;
+    for (let i = 0; i < 3; i++) await insertDeployment(t, deep, { status: 'live', target: 'preview' });
+    const list = (extra: object) => () => listDeployments(traced, actor, deep, { ...q, limit: 1, ...extra });
+    await expectIndexOrder('deployments', 'deployments_list', list({ page: 3 }));
+    const locate = seen.find((c) => /"list_seq" = /.test(c.sql));
+    if (!locate) throw new Error(`no look-up by list_seq among:\n${seen.map((c) => c.sql).join('\n')}`);
+    const text = await plan(t.deps.db, locate);
+    if (testDialect() === 'sqlite') {
+      expect(text, text).toMatch(
+        /SEARCH deployments USING INDEX deployments_list_seq \(project_id=\? AND list_seq=\?\)/,
+      );
+    } else {
+      expect(text, text).toMatch(/Index Scan using deployments_list_seq on deployments/);
+    }
+    // A filtered page past the middle reads its index from the oldest end.
+    await expectIndexOrder('deployments', 'deployments_list_status', list({ status: 'live', page: 3 }));
+    expect(seen.some((c) => /order by "created_at" asc, "id" asc/.test(c.sql))).toBe(true);
   });
 
   it('deployments by commit prefix: a range on the commit index', async () => {
@@ -244,6 +270,22 @@ describe(`query plans (${testDialect()})`, () => {
       expect(trafficPlan, trafficPlan).toMatch(
         /Index (Only )?Scan using traffic_rollups_age on traffic_rollups/,
       );
+  });
+
+  it("the dashboard's metrics series reads one project's rows of one span by a range of its key, in order", async () => {
+    const text = await plan(
+      t.deps.db,
+      await captured('traffic_rollups', () => getMetricSeries(traced, actor, projectId, '7d')),
+    );
+    if (testDialect() === 'sqlite') {
+      expect(text, text).toMatch(
+        /SEARCH traffic_rollups USING (COVERING )?INDEX \S+ \(project_id=\? AND span=\? AND bucket_start>\? AND bucket_start<\?\)/,
+      );
+      expect(text, text).not.toMatch(/TEMP B-TREE/);
+    } else {
+      expect(text, text).toMatch(/Index (Only )?Scan using \S+ on traffic_rollups/);
+      expect(text, text).not.toMatch(/Seq Scan|Sort Key/);
+    }
   });
 
   it("the edge's look-up of a service label reads both meanings by their host indexes", async () => {

@@ -2,6 +2,7 @@ import type { Deployment, ListDeploymentsQuery } from '../../../api/schemas/depl
 import { requireProject } from '../access.ts';
 import { readPage, type ListPage } from '../pagination.ts';
 import type { Actor, Deps } from '../deps.ts';
+import { deploymentShortcuts } from './deployment-totals.ts';
 import { toDeployment } from './to-deployment.ts';
 
 /** A project's deployments, newest first, filtered by status, branch, target and commit prefix. */
@@ -21,10 +22,12 @@ export async function listDeployments(
   if (q.commitHash) {
     base = base.where('commit_hash', '>=', q.commitHash).where('commit_hash', '<', `${q.commitHash}g`);
   }
-  const page = await readPage(base.selectAll(), base, q, {
-    time: 'created_at',
-    id: 'id',
-    key: (r) => [r.created_at, r.id],
-  });
+  const page = await readPage(
+    base.selectAll(),
+    base,
+    q,
+    { time: 'created_at', id: 'id', key: (r) => [r.created_at, r.id] },
+    deploymentShortcuts(deps, project.id, q),
+  );
   return { ...page, items: page.items.map((r) => toDeployment(deps.urls, r)) };
 }

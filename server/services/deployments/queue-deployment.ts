@@ -86,6 +86,8 @@ export async function queueDeployment(
     started_at: null,
     ready_at: null,
     promoted_at: null,
+    // Its place in the project's list: given by the insert's trigger (migration 026).
+    list_seq: null,
   };
   await tx.insertInto('deployments').values(row).execute();
   // Builds take turns by organization (jobs/fair-claim.ts).

@@ -26,6 +26,8 @@ import { uploadBytes } from './022_upload_bytes.ts';
 import { deployHooks } from './023_deploy_hooks.ts';
 import { branchAliases } from './024_branch_aliases.ts';
 import { previewProtection } from './025_preview_protection.ts';
+import { listCounts } from './026_list_counts.ts';
+import { detectedFramework } from './028_detected_framework.ts';
 
 /** Every migration in order; names sort as they run. Data migrations that encrypt use `cipher`. */
 export function allMigrations(d: DialectHelpers, cipher: Cipher): Record<string, Migration> {
@@ -55,5 +57,7 @@ export function allMigrations(d: DialectHelpers, cipher: Cipher): Record<string,
     '023_deploy_hooks': deployHooks,
     '024_branch_aliases': branchAliases,
     '025_preview_protection': previewProtection,
+    '026_list_counts': listCounts(d),
+    '028_detected_framework': detectedFramework,
   };
 }
