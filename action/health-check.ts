@@ -9,6 +9,8 @@ export interface HealthCheckOptions {
   intervalMs?: number;
   /** Time limit of one try. */
   timeoutMs?: number;
+  /** Sent with each try (the preview protection bypass secret). */
+  headers?: Record<string, string>;
 }
 
 /** The verdict on a URL: healthy, or what the last try saw. */
@@ -23,8 +25,12 @@ export interface HealthCheck {
 export const healthUrl = (deploymentUrl: string, path: string) =>
   `${deploymentUrl.replace(/\/+$/, '')}${path}`;
 
-/** Healthy means any 2xx or 3xx answer. */
-const healthy = (status: number) => status >= 200 && status < 400;
+/** Healthy means any 2xx or 3xx answer of the app: a protected host's sign-in redirect is not one. */
+const healthy = (r: { status: number; protected?: boolean }) =>
+  r.status >= 200 && r.status < 400 && !r.protected;
+
+const PROTECTED =
+  "the deployment is protected and the edge asked to sign in: set the action's protection-bypass input to the project's bypass secret (docs/protection.md)";
 
 /**
  * Probes a URL until it answers healthily or `attempts` tries (default 3, 1 second apart, 10
@@ -34,9 +40,10 @@ export async function checkHealth(url: string, opts: HealthCheckOptions): Promis
   const attempts = opts.attempts ?? 3;
   let detail = '';
   for (let attempt = 1; attempt <= attempts; attempt++) {
-    const result = await opts.probe(url, opts.timeoutMs ?? 10_000);
+    const result = await opts.probe(url, opts.timeoutMs ?? 10_000, opts.headers);
     detail = 'status' in result ? `HTTP ${result.status}` : result.error;
-    if ('status' in result && healthy(result.status)) return { url, ok: true, detail };
+    if ('status' in result && result.protected) detail = `${detail}: ${PROTECTED}`;
+    if ('status' in result && healthy(result)) return { url, ok: true, detail };
     if (attempt < attempts) await opts.sleep(opts.intervalMs ?? 1_000);
   }
   return { url, ok: false, detail };

@@ -2,10 +2,20 @@ import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 
 /** What one probe saw: an HTTP status, or why there was none. */
-export type ProbeResult = { status: number } | { error: string };
+export type ProbeResult = { status: number; protected?: boolean } | { error: string };
 
-/** GETs a URL and reports the status; injectable so the health check can be tested without a network. */
-export type Probe = (url: string, timeoutMs: number) => Promise<ProbeResult>;
+/** The header Slipway's edge answers a protected host's visitors with when it wants them to sign in. */
+export const PROTECTION_ANSWER_HEADER = 'x-slipway-protection';
+
+/**
+ * GETs a URL and reports the status (and whether the edge asked to sign in instead of serving
+ * it); injectable so the health check can be tested without a network.
+ */
+export type Probe = (
+  url: string,
+  timeoutMs: number,
+  headers?: Record<string, string>,
+) => Promise<ProbeResult>;
 
 /** `localhost` and its sub-domains, which RFC 6761 reserves for the loopback address. */
 const isLocalhost = (hostname: string) => hostname === 'localhost' || hostname.endsWith('.localhost');
@@ -16,7 +26,7 @@ const isLocalhost = (hostname: string) => hostname === 'localhost' || hostname.e
  * header: not every resolver maps those names, and fetch() cannot set Host. Redirects are not
  * followed: a 3xx is an answer.
  */
-export const httpProbe: Probe = (url, timeoutMs) =>
+export const httpProbe: Probe = (url, timeoutMs, headers = {}) =>
   new Promise((resolve) => {
     let target: URL;
     try {
@@ -33,14 +43,17 @@ export const httpProbe: Probe = (url, timeoutMs) =>
         port: target.port || (target.protocol === 'https:' ? 443 : 80),
         path: `${target.pathname}${target.search}`,
         method: 'GET',
-        headers: { host: target.host, 'user-agent': 'slipway-action health check' },
+        headers: { ...headers, host: target.host, 'user-agent': 'slipway-action health check' },
         ...(local ? { servername: target.hostname } : {}),
         timeout: timeoutMs,
       },
       (res) => {
         // The body does not matter, but it must be read for the socket to be released.
         res.resume();
-        res.on('end', () => resolve({ status: res.statusCode ?? 0 }));
+        const status = res.statusCode ?? 0;
+        res.on('end', () =>
+          resolve(res.headers[PROTECTION_ANSWER_HEADER] ? { status, protected: true } : { status }),
+        );
         res.on('error', (err) => resolve({ error: err.message }));
       },
     );

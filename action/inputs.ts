@@ -88,6 +88,8 @@ export const RawInputs = z.strictObject({
   'health-check-path': z.string().startsWith('/', 'must start with /').max(2000).optional(),
   /** Roll production back when the health check fails (default false). */
   'rollback-on-failure': bool(false),
+  /** The project's preview protection bypass secret, sent with the health check (docs/protection.md). */
+  'protection-bypass': z.string().optional(),
   /** Token for GitHub's API (comments, deployments); the workflow's token by default. */
   'github-token': z.string().optional(),
   /** Record a GitHub Deployment with its statuses (default false). */
@@ -125,6 +127,8 @@ export interface Inputs {
   streamLogs: boolean;
   healthCheckPath: string | undefined;
   rollbackOnFailure: boolean;
+  /** Sent as x-slipway-protection-bypass with the health check, when the project protects its URLs. */
+  protectionBypass?: string | undefined;
   githubToken: string | undefined;
   githubDeployment: boolean;
   comment: boolean;
@@ -187,6 +191,7 @@ export function readInputs(getInput: GetInput): Inputs {
     streamLogs: p['stream-logs'],
     healthCheckPath: p['health-check-path'],
     rollbackOnFailure: p['rollback-on-failure'],
+    protectionBypass: p['protection-bypass'],
     githubToken: p['github-token'],
     githubDeployment: p['github-deployment'],
     comment: p.comment,

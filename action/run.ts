@@ -48,6 +48,7 @@ export async function run(deps: RunDeps): Promise<void> {
   try {
     inputs = readInputs((name) => runner.getInput(name));
     if (inputs.githubToken) runner.setSecret(inputs.githubToken);
+    if (inputs.protectionBypass) runner.setSecret(inputs.protectionBypass);
     ctx = readContext(env);
   } catch (err) {
     runner.setFailed(err instanceof InputError ? err.message : explainError(err));

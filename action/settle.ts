@@ -63,7 +63,12 @@ export async function refreshProductionUrl(step: Step, result: StepResult) {
 async function checkAndRollBack(step: Step, result: StepResult, d: Deployment, path: string) {
   const url = healthUrl(d.url, path);
   step.runner.info(`Health check: GET ${url}`);
-  const hc = await checkHealth(url, { probe: step.probe, sleep: (ms) => step.sleep(ms) });
+  const bypass = step.inputs.protectionBypass;
+  const hc = await checkHealth(url, {
+    probe: step.probe,
+    sleep: (ms) => step.sleep(ms),
+    ...(bypass ? { headers: { 'x-slipway-protection-bypass': bypass } } : {}),
+  });
   result.healthCheck = hc;
   if (hc.ok) {
     step.runner.info(`Health check passed: ${hc.detail}`);

@@ -8,6 +8,7 @@ import { login, logout, whoami } from './commands/login.ts';
 import { logs } from './commands/logs.ts';
 import { projects } from './commands/projects.ts';
 import { promote } from './commands/promote.ts';
+import { protection } from './commands/protection.ts';
 import { rollback } from './commands/rollback.ts';
 import type { Io } from './io.ts';
 import { OPERATOR_COMMANDS } from './operator.ts';
@@ -26,6 +27,7 @@ const PEOPLE: Command[] = [
   rollback,
   env,
   hooks,
+  protection,
 ];
 /** Every command by name (test/repo/documented-commands.test.ts checks the docs against their --help). */
 export const COMMANDS = new Map([...PEOPLE, ...OPERATOR_COMMANDS].map((c) => [c.name, c]));

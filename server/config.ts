@@ -203,6 +203,12 @@ const EnvSchema = z.object({
         `SLIPWAY_DEFAULT_PLAN must be "free" (the default, 100 requests an hour), "pro" (1000) or "enterprise" (SLIPWAY_ENTERPRISE_RATE_LIMIT), got "${String(i.input)}"`,
     })
     .default('free'),
+  SLIPWAY_DEFAULT_PROTECTION: z
+    .enum(['none', 'previews', 'all'], {
+      error: (i) =>
+        `SLIPWAY_DEFAULT_PROTECTION must be "previews" (the default: previews need a member's sign-in), "all" or "none", got "${String(i.input)}"`,
+    })
+    .default('previews'),
   SLIPWAY_BUILD_TIMEOUT: duration('SLIPWAY_BUILD_TIMEOUT', '15m'),
   SLIPWAY_BUILD_CONCURRENCY: positiveInt('SLIPWAY_BUILD_CONCURRENCY', 2),
   SLIPWAY_FREE_LIMITS: planLimits('SLIPWAY_FREE_LIMITS', 'free'),
@@ -463,6 +469,8 @@ function toConfig(env: z.infer<typeof EnvSchema>) {
     planChanges: env.SLIPWAY_PLAN_CHANGES,
     /** The plan of organizations created from now on (users' personal ones included). */
     defaultPlan: env.SLIPWAY_DEFAULT_PLAN,
+    /** The preview protection of projects created without one (docs/protection.md). */
+    defaultProtection: env.SLIPWAY_DEFAULT_PROTECTION,
     buildTimeoutMs: env.SLIPWAY_BUILD_TIMEOUT,
     buildConcurrency: env.SLIPWAY_BUILD_CONCURRENCY,
     /** What each plan may use: builds at once, sandbox memory and CPU, stored bytes (lib/plan-limits.ts). */

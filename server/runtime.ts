@@ -8,6 +8,7 @@ import { createDns, type Dns } from './lib/dns.ts';
 import type { Deps } from './services/deps.ts';
 import { createMetricsCache } from './services/monitoring/metrics-cache.ts';
 import { lazyPaymentKey } from './payments/secret.ts';
+import { protectionKeyOf } from './services/protection/protection-cookie.ts';
 import { createTokenCache } from './services/token-cache.ts';
 import { createOidcKeys } from './services/trust/oidc-keys.ts';
 import { createUrls } from './services/urls.ts';
@@ -35,7 +36,8 @@ export async function createDeps(config: Config, opts: RuntimeOptions = {}): Pro
     poolSize: config.dbPoolSize,
     onError: (err, what) => log.warn({ err }, what),
   });
-  const cipher = createCipher(loadEncryptionKey(config.encryptionKey, config.dataDir, (m) => log.warn(m)));
+  const key = loadEncryptionKey(config.encryptionKey, config.dataDir, (m) => log.warn(m));
+  const cipher = createCipher(key);
   const applied = await store.migrate(cipher);
   if (applied.length > 0) log.info({ migrations: applied }, 'database migrated');
   opts.onMigrated?.(applied);
@@ -53,6 +55,7 @@ export async function createDeps(config: Config, opts: RuntimeOptions = {}): Pro
     metrics: createMetricsCache(() => clock.now().getTime()),
     oidcKeys: createOidcKeys(config.oidc),
     paymentKey: lazyPaymentKey(config, log),
+    protectionKey: protectionKeyOf(key),
     rateCounts: createRateCounts(store, {
       onError: (err) => log.warn({ err }, 'writing rate-limit counts failed'),
     }),

@@ -1,4 +1,5 @@
 import { deployHooksApi } from './deploy-hooks.ts';
+import { protectionApi } from './protection.ts';
 import { deploymentsApi } from './deployments.ts';
 import { domainsApi } from './domains.ts';
 import { createCaller, readJson, readText } from './envelope.ts';
@@ -53,6 +54,7 @@ export function createClient(options: ClientOptions) {
   const monitoring = monitoringApi(c);
   const webhooks = webhooksApi(c);
   const deployHooks = deployHooksApi(c);
+  const protection = protectionApi(c);
   const uploads = uploadsApi(c);
   const githubEvents = githubEventsApi(c);
   const oidc = oidcApi(c);
@@ -68,6 +70,8 @@ export function createClient(options: ClientOptions) {
     webhooks,
     /** Secret URLs that deploy a branch's head (for a CMS or a cron). */
     deployHooks,
+    /** Preview protection's bypass secret and share links. */
+    protection,
     uploads,
     /** The GitHub App's durable queue of GitHub deliveries. */
     githubEvents,

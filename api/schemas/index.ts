@@ -11,3 +11,4 @@ export * from './webhooks.ts';
 export * from './deploy-hooks.ts';
 export * from './billing.ts';
 export * from './versioned.ts';
+export * from './protection.ts';

@@ -70,6 +70,14 @@ export const BuildSettings = {
   rootDirectory: RepositoryPath.nullable(),
 };
 
+/**
+ * Who may open a project's hosts without signing in (docs/protection.md): `none` (everyone),
+ * `previews` (previews' own URLs and branch URLs need a member's sign-in, a share link or the
+ * bypass secret; the production URL and custom domains stay public), `all` (every host).
+ */
+export const Protection = z.enum(['none', 'previews', 'all']);
+export type Protection = z.infer<typeof Protection>;
+
 export const Project = z.object({
   /** `prj_` identifier. */
   id: id('prj'),
@@ -109,6 +117,10 @@ export const Project = z.object({
   outputDirectory: z.string().nullable().optional(),
   /** The app's folder inside the repository; `null`: the root (extension). */
   rootDirectory: z.string().nullable().optional(),
+  /** Preview protection (extension): `none`, `previews` (default for new projects) or `all`. */
+  protection: Protection.optional(),
+  /** When the protection bypass secret was made; `null`: the project has none. The secret is never shown again. */
+  protectionBypassCreatedAt: Timestamp.nullable().optional(),
   createdAt: Timestamp,
   updatedAt: Timestamp,
 });
@@ -133,6 +145,8 @@ export const CreateProjectBody = z.strictObject({
   buildCommand: BuildSettings.buildCommand.optional(),
   outputDirectory: BuildSettings.outputDirectory.optional(),
   rootDirectory: BuildSettings.rootDirectory.optional(),
+  /** Preview protection; default `previews` (docs/protection.md). */
+  protection: Protection.optional(),
 });
 export type CreateProjectBody = z.infer<typeof CreateProjectBody>;
 
@@ -149,10 +163,12 @@ export const UpdateProjectBody = z
     buildCommand: BuildSettings.buildCommand.optional(),
     outputDirectory: BuildSettings.outputDirectory.optional(),
     rootDirectory: BuildSettings.rootDirectory.optional(),
+    /** Preview protection: `none`, `previews` or `all` (admins only; docs/protection.md). */
+    protection: Protection.optional(),
   })
   .refine(
     (b) => Object.keys(b).length > 0,
-    'must change at least one of name, branch, framework, repositoryUrl, installCommand, buildCommand, outputDirectory, rootDirectory',
+    'must change at least one of name, branch, framework, repositoryUrl, installCommand, buildCommand, outputDirectory, rootDirectory, protection',
   );
 export type UpdateProjectBody = z.infer<typeof UpdateProjectBody>;
 

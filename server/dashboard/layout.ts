@@ -17,7 +17,7 @@ export interface Crumb {
 /** The page shell: header with the signed-in user, breadcrumbs, main content. */
 export function layout(
   view: View,
-  opts: { title: string; crumbs?: Crumb[]; body: Part; live?: boolean },
+  opts: { title: string; crumbs?: Crumb[]; body: Part; live?: boolean; refresh?: string },
 ): Html {
   const { base, session } = view;
   const crumbs = opts.crumbs ?? [];
@@ -26,6 +26,7 @@ export function layout(
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
+        ${opts.refresh ? html`<meta http-equiv="refresh" content="0;url=${opts.refresh}" />` : ''}
         <title>${opts.title} · Slipway</title>
         <link rel="stylesheet" href="${assetUrl(base, 'app.css')}" />
         <script type="module" src="${assetUrl(base, 'app.js')}"></script>

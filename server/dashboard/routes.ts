@@ -5,6 +5,7 @@ import { deploymentRoutes } from './routes/deployments.ts';
 import { newProjectRoutes } from './routes/new-project.ts';
 import { organizationRoutes } from './routes/organizations.ts';
 import { projectRoutes } from './routes/projects.ts';
+import { protectionRoutes } from './routes/protection.ts';
 import { sessionRoutes } from './routes/session.ts';
 
 /**
@@ -27,5 +28,6 @@ export function registerDashboard(app: FastifyInstance, deps: Deps): void {
     newProjectRoutes(scope, kit);
     projectRoutes(scope, kit);
     deploymentRoutes(scope, kit);
+    protectionRoutes(scope, kit);
   });
 }

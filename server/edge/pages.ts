@@ -50,6 +50,11 @@ export const EDGE_PAGES = {
     title: 'No production deployment yet',
     message: `The project served at ${host} has no live production deployment yet. Deploy its production branch to publish it.`,
   }),
+  protectedHost: (): EdgePage => ({
+    status: 401,
+    title: 'Protected deployment',
+    message: 'This deployment is protected, and this edge has no way to sign visitors in.',
+  }),
   noBranchDeployment: (host: string): EdgePage => ({
     status: 404,
     title: 'No live preview of this branch yet',

@@ -51,6 +51,29 @@ export interface Target {
   environment: 'production' | 'preview';
   /** Set when the deployment's server process runs: proxy to this port. */
   runtime?: { port: number };
+  /**
+   * Set when this host is protected (docs/protection.md): a visitor needs the project's cookie
+   * for it, a share link or the bypass secret. Absent: served to anyone (one check on the edge).
+   */
+  protection?: TargetProtection;
+}
+
+/** What the edge checks a protected host's requests against, without the database. */
+export interface TargetProtection {
+  /** SHA-256 (hex) of the project's bypass secret; null when it has none. */
+  bypassHash: string | null;
+}
+
+/** Whether a host is a preview's (its own URL, a branch URL) or production's (production URL, custom domains). */
+type HostKind = 'preview' | 'production';
+
+type ProtectionCols = Pick<ProjectsTable, 'protection' | 'protection_bypass_hash'>;
+
+/** The protection a host of the project gets: `previews` protects preview hosts, `all` every host. */
+export function protectionOf(p: ProtectionCols, kind: HostKind): TargetProtection | undefined {
+  if (p.protection === 'all' || (p.protection === 'previews' && kind === 'preview'))
+    return { bypassHash: p.protection_bypass_hash };
+  return undefined;
 }
 
 /** The outcome of looking a Host header up; everything but `target` is answered with a page. */
@@ -123,7 +146,8 @@ export function normalizeHost(raw: string | undefined): string {
 type ProjectCols = Pick<
   ProjectsTable,
   'id' | 'status' | 'framework' | 'production_deployment_id' | 'deleted_at'
->;
+> &
+  ProtectionCols;
 
 /**
  * Parses deployments.runtime. A value that does not parse is an error (the request gets a 500
@@ -178,6 +202,8 @@ const LABEL_COLUMNS = [
   'p.framework',
   'p.deleted_at',
   'p.production_deployment_id',
+  'p.protection',
+  'p.protection_bypass_hash',
   ...DEPLOYMENT_COLUMNS,
 ] as const;
 
@@ -265,6 +291,7 @@ export function createHostResolver(deps: ResolverDeps, opts: ResolverOptions = {
       source_runtime: string | null;
     },
     framework: string | null,
+    protection: TargetProtection | undefined,
   ): Resolution => {
     // A rollback reuses its source's build, and with it how that build is served.
     const own = d.artifact_id !== null;
@@ -283,6 +310,7 @@ export function createHostResolver(deps: ResolverDeps, opts: ResolverOptions = {
         ...(runtime?.writable?.length ? { writable: runtime.writable } : {}),
         ...(runtime?.env ? { env: runtime.env } : {}),
         environment: d.target,
+        ...(protection ? { protection } : {}),
       },
     };
   };
@@ -303,7 +331,7 @@ export function createHostResolver(deps: ResolverDeps, opts: ResolverOptions = {
       ? await deploymentQuery().where('d.id', '=', p.production_deployment_id).executeTakeFirst()
       : undefined;
     if (!d) return { kind: 'no-production', projectId: p.id };
-    return toTarget(d, p.framework);
+    return toTarget(d, p.framework, protectionOf(p, 'production'));
   };
 
   /**
@@ -351,7 +379,8 @@ export function createHostResolver(deps: ResolverDeps, opts: ResolverOptions = {
         if (d.deleted_at !== null || d.project_status === 'deleted') return { kind: 'unknown' };
         if (d.project_status === 'suspended') return { kind: 'suspended', projectId: d.project_id };
         // `deploying` is served too: the builder's health check reaches the deployment by its URL.
-        if (d.status === 'live' || d.status === 'deploying') return toTarget(d, d.framework);
+        if (d.status === 'live' || d.status === 'deploying')
+          return toTarget(d, d.framework, protectionOf(d, 'preview'));
         return { kind: 'not-ready', projectId: d.project_id, deploymentId: d.id, status: d.status };
       }
       const p = rows.find((r) => Number(r.via) === 1);
@@ -359,7 +388,7 @@ export function createHostResolver(deps: ResolverDeps, opts: ResolverOptions = {
         const early = notServing({ ...p, id: p.project_id, status: p.project_status });
         if (early) return early;
         if (!p.id || !p.target) return { kind: 'no-production', projectId: p.project_id };
-        return toTarget({ ...p, id: p.id, target: p.target }, p.framework);
+        return toTarget({ ...p, id: p.id, target: p.target }, p.framework, protectionOf(p, 'production'));
       }
       // A branch URL: the newest live preview of its branch, served like the deployment's own URL.
       const b = rows.find((r) => Number(r.via) === 2);
@@ -367,7 +396,7 @@ export function createHostResolver(deps: ResolverDeps, opts: ResolverOptions = {
         if (b.deleted_at !== null || b.project_status === 'deleted') return { kind: 'unknown' };
         if (b.project_status === 'suspended') return { kind: 'suspended', projectId: b.project_id };
         if (!b.id || !b.target) return { kind: 'no-branch-deployment', projectId: b.project_id };
-        return toTarget({ ...b, id: b.id, target: b.target }, b.framework);
+        return toTarget({ ...b, id: b.id, target: b.target }, b.framework, protectionOf(b, 'preview'));
       }
     }
     const domain = await db
@@ -379,6 +408,8 @@ export function createHostResolver(deps: ResolverDeps, opts: ResolverOptions = {
         'projects.framework',
         'projects.production_deployment_id',
         'projects.deleted_at',
+        'projects.protection',
+        'projects.protection_bypass_hash',
       ])
       .where('domains.domain', '=', host)
       .where('domains.status', '=', 'verified')

@@ -17,6 +17,8 @@ import type { RuntimeSupervisor } from './runtime.ts';
 import { createStaticServer, requestPath, type ByteCounter } from './static.ts';
 import { challengeTokenOf } from '../certificates/challenge-store.ts';
 import { PROBE_HEADER } from '../monitoring/probe-token.ts';
+import { BYPASS_HEADER } from '../services/protection/protection-cookie.ts';
+import type { ProtectionGate } from './protection-gate.ts';
 
 /** One answered request, for traffic metrics. */
 export interface RequestRecord {
@@ -67,6 +69,11 @@ export interface EdgeServerOptions {
   artifacts?: ArtifactReader;
   /** Small files' bytes kept (config.edgeFileCacheBytes; default 256 MiB). */
   fileCacheBytes?: number;
+  /**
+   * Decides requests to protected hosts (docs/protection.md). Without it a protected host answers
+   * 401 to everyone but the service's own probes: protection fails closed.
+   */
+  protection?: ProtectionGate;
 }
 
 export { DEPLOYMENT_HEADER };
@@ -150,6 +157,8 @@ export function createEdgeServer(opts: EdgeServerOptions): Server {
     host: string,
     r: Resolution,
     counter: ByteCounter,
+    probe: boolean,
+    bypass: string | undefined,
   ): void | Promise<void> {
     switch (r.kind) {
       case 'unknown':
@@ -172,18 +181,39 @@ export function createEdgeServer(opts: EdgeServerOptions): Server {
         );
       case 'target': {
         const target = r.target;
-        // A server app's rules are applied here, before it is started (a redirect never wakes
-        // it); a static site's by the static server, which knows its files.
-        if (target.kind === 'node' && target.artifactId) {
-          const rules = appRules(target, rulesArtifactOf(target));
-          if (rules === NO_RULES) return toServer(req, res, target, counter);
-          return rules instanceof Promise
-            ? rules.then((x) => routeToApp(req, res, target, x, counter))
-            : routeToApp(req, res, target, rules, counter);
+        // A protected host (one check for the others); the service's own probes pass.
+        if (target.protection && !probe) {
+          const gate = opts.protection;
+          if (!gate) return page(req, res, counter, EDGE_PAGES.protectedHost());
+          const through = gate.check(req, res, host, target, bypass);
+          if (through !== true) {
+            return through instanceof Promise
+              ? through.then((t) => (t === true ? serveTarget(req, res, target, counter) : undefined))
+              : undefined;
+          }
         }
-        return toTarget(req, res, target, counter);
+        return serveTarget(req, res, target, counter);
       }
     }
+  }
+
+  /** A resolved target's request, once any protection let it through. */
+  function serveTarget(
+    req: IncomingMessage,
+    res: ServerResponse,
+    target: Target,
+    counter: ByteCounter,
+  ): void | Promise<void> {
+    // A server app's rules are applied here, before it is started (a redirect never wakes
+    // it); a static site's by the static server, which knows its files.
+    if (target.kind === 'node' && target.artifactId) {
+      const rules = appRules(target, rulesArtifactOf(target));
+      if (rules === NO_RULES) return toServer(req, res, target, counter);
+      return rules instanceof Promise
+        ? rules.then((x) => routeToApp(req, res, target, x, counter))
+        : routeToApp(req, res, target, rules, counter);
+    }
+    return toTarget(req, res, target, counter);
   }
 
   /** A server app's routing rules, read from its artifact (see rulesFolderOf). */
@@ -328,6 +358,13 @@ export function createEdgeServer(opts: EdgeServerOptions): Server {
       delete req.headers[PROBE_HEADER];
       probe = typeof probeHeader === 'string' && (opts.isProbe?.(probeHeader) ?? false);
     }
+    // Taken off every request: no app (protected or not) ever sees, or logs, the bypass secret.
+    const bypassHeader = req.headers[BYPASS_HEADER];
+    let bypass: string | undefined;
+    if (bypassHeader !== undefined) {
+      delete req.headers[BYPASS_HEADER];
+      bypass = typeof bypassHeader === 'string' ? bypassHeader : undefined;
+    }
     // No closures made per request here (each costs an allocation, and a `name` definition
     // under tsx): the resolution is kept in a variable that the rare late callbacks read.
     let resolution: Resolution | undefined;
@@ -336,10 +373,10 @@ export function createEdgeServer(opts: EdgeServerOptions): Server {
     try {
       resolution = opts.resolver.peek(host);
       const pending = resolution
-        ? answer(req, res, host, resolution, counter)
+        ? answer(req, res, host, resolution, counter, probe, bypass)
         : opts.resolver.resolve(host).then((r) => {
             resolution = r;
-            return answer(req, res, host, r, counter);
+            return answer(req, res, host, r, counter, probe, bypass);
           });
       pending?.catch((err: unknown) => fail(req, res, resolution, counter, err));
     } catch (err) {
@@ -373,9 +410,17 @@ export function createEdgeServer(opts: EdgeServerOptions): Server {
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     socket.on('error', () => socket.destroy());
     delete req.headers[PROBE_HEADER];
+    const bypassHeader = req.headers[BYPASS_HEADER];
+    delete req.headers[BYPASS_HEADER];
+    const bypass = typeof bypassHeader === 'string' ? bypassHeader : undefined;
     opts.resolver
       .resolve(req.headers.host)
       .then(async (r) => {
+        if (r.kind === 'target' && r.target.protection) {
+          const host = normalizeHost(req.headers.host);
+          const admitted = (await opts.protection?.admits(req, host, r.target, bypass)) ?? false;
+          if (!admitted) return refuseUpgrade(socket, 401);
+        }
         const app: AppPort = r.kind === 'target' ? await appPort(r.target, req) : 'static';
         if (typeof app === 'number') return proxy.forwardUpgrade(req, socket, head, app);
         refuseUpgrade(socket, app === 'static' ? 404 : 502);

@@ -29,7 +29,8 @@ export type IdPrefix =
   | 'mem'
   | 'ghe'
   | 'tpo'
-  | 'dph';
+  | 'dph'
+  | 'psl';
 
 export function newId(prefix: IdPrefix): string {
   return `${prefix}_${randomString(20)}`;

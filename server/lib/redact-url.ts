@@ -5,7 +5,7 @@
 const SECRET_PARAM = /token|secret|passw|pwd|key|sig|auth|credential|session|^code$/i;
 
 /** Tokens recognisable by their prefix (Slipway's and GitHub's), wherever they are in a URL. */
-const TOKEN = /\b(slw|slwh|ghp|gho|ghu|ghs|ghr|github_pat)_[A-Za-z0-9_-]+/g;
+const TOKEN = /\b(slw|slwh|slwb|slws|ghp|gho|ghu|ghs|ghr|github_pat)_[A-Za-z0-9_-]+/g;
 
 /**
  * A deploy hook's URL is `/v1/hooks/deploy/<hook id>.<secret>`: whatever follows the id is taken

@@ -1,4 +1,5 @@
 import { deleteExpiredSessions } from '../dashboard/session.ts';
+import { pruneProtection } from '../services/protection/edge-lookups.ts';
 import type { Deps } from '../services/deps.ts';
 import { pruneGitHubEvents } from '../services/github-events/finish-event.ts';
 import { deleteExpiredClaims } from '../services/domains/claim-expiry.ts';
@@ -35,6 +36,7 @@ export async function runMonitoringTick(
     ['expired_domain_claims', () => deleteExpiredClaims(deps.db, deps.clock, deps.config.domainClaimTtlMs)],
     ['unused_uploads', () => cleanUploads(deps)],
     ['expired_sessions', () => deleteExpiredSessions(deps)],
+    ['expired_protection_codes_and_links', () => pruneProtection(deps)],
     ['finished_github_events', () => pruneGitHubEvents(deps)],
     ['finished_jobs', () => pruneFinishedJobs(deps)],
     ['ended_rate_limit_windows', () => pruneRateLimits(deps)],

@@ -12,6 +12,8 @@ import { createRuntimeSupervisor, type RuntimeSupervisor } from '../edge/runtime
 import { createEdgeServer, type EdgeServerOptions, type RequestRecord } from '../edge/server.ts';
 import { registerServerApps } from '../ops-metrics/server-apps.ts';
 import { startInactiveAppStopper } from '../edge/stop-inactive-apps.ts';
+import { createProtectionGate } from '../edge/protection-gate.ts';
+import { protectionGateDeps } from '../services/protection/edge-lookups.ts';
 import { startTlsListener, type TlsListener } from '../edge/tls.ts';
 import { watchOtherWriters } from '../edge/watch-other-writers.ts';
 import { describeBytes } from '../builder/format.ts';
@@ -94,6 +96,7 @@ export async function startEdge(deps: Deps, sandbox: Sandbox, opts: EdgeOptions 
     onRequest: edgeRequestHook(deps, (r) => recorder.record(r)),
     ...edgeRecordingOptions(deps),
     acmeChallenge: (token) => findChallenge(deps, token),
+    protection: createProtectionGate(protectionGateDeps(deps)),
     onError: (err, req) =>
       deps.log.error({ err, host: req.headers.host, url: redactUrl(req.url ?? '') }, 'edge error'),
   });

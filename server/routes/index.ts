@@ -11,6 +11,7 @@ import { trustRoutes } from './trust.ts';
 import { monitoringRoutes } from './monitoring.ts';
 import { organizationRoutes } from './organizations.ts';
 import { projectRoutes } from './projects.ts';
+import { protectionRoutes } from './protection.ts';
 import { systemRoutes } from './system.ts';
 import { uploadRoutes } from './uploads.ts';
 import { userRoutes } from './user.ts';
@@ -24,6 +25,7 @@ export function allRoutes(): RouteSpec[] {
     ...projectRoutes,
     ...deploymentRoutes,
     ...deployHookRoutes,
+    ...protectionRoutes,
     ...uploadRoutes,
     ...domainRoutes,
     ...certificateRoutes,

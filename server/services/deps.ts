@@ -35,6 +35,11 @@ export interface Deps {
   /** The key payment challenges are signed with, loaded on first use (server/payments/secret.ts). */
   paymentKey: () => Buffer;
   /**
+   * The key preview protection's cookies are signed with (services/protection/protection-cookie.ts):
+   * derived from the encryption key, so every process of one service agrees on it.
+   */
+  protectionKey: Uint8Array;
+  /**
    * Where this process counts requests against the hourly rate limits (server/http/rate-counts.ts):
    * in memory and written behind on SQLite, in batches in the database on PostgreSQL.
    */

@@ -83,6 +83,11 @@ export interface ProjectsTable {
   /** Host label of the production URL, unique among projects that are not deleted. */
   production_host: string;
   production_deployment_id: string | null;
+  /** Who may see its hosts without signing in (docs/protection.md); existing projects read `none`. */
+  protection: 'none' | 'previews' | 'all';
+  /** SHA-256 (hex) of the protection bypass secret, shown once when it was made; null: none. */
+  protection_bypass_hash: string | null;
+  protection_bypass_created_at: string | null;
   created_at: string;
   updated_at: string;
   deleted_at: string | null;
@@ -510,6 +515,33 @@ export interface DeployHooksTable {
   window_count: Generated<number>;
 }
 
+/** A one-time code the dashboard gives a signed-in member for one protected host (docs/protection.md). */
+export interface ProtectionCodesTable {
+  /** SHA-256 (hex) of the code. */
+  code_hash: string;
+  project_id: string;
+  /** The host (lowercase, no port) the code opens, and nothing else. */
+  host: string;
+  user_id: string;
+  expires_at: string;
+  /** Set when the edge exchanged it: a code works once. */
+  used_at: string | null;
+}
+
+/** An expiring share link of a protected project (docs/protection.md). */
+export interface ProtectionLinksTable {
+  /** `psl_` identifier. */
+  id: string;
+  project_id: string;
+  /** SHA-256 (hex) of the link's token; the token is shown once. */
+  token_hash: string;
+  /** The page the link opens, without its token. */
+  url: string;
+  created_by: string;
+  created_at: string;
+  expires_at: string;
+}
+
 export interface Database {
   users: UsersTable;
   tokens: TokensTable;
@@ -545,4 +577,6 @@ export interface Database {
   trust_policies: TrustPoliciesTable;
   used_oidc_tokens: UsedOidcTokensTable;
   deploy_hooks: DeployHooksTable;
+  protection_codes: ProtectionCodesTable;
+  protection_links: ProtectionLinksTable;
 }

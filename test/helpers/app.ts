@@ -62,6 +62,8 @@ export async function createTestApp(
     SLIPWAY_DATA_DIR: dataDir,
     LOG_LEVEL: 'silent',
     SLIPWAY_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'),
+    // Other features' tests read previews as before; protection's own set it (docs/protection.md).
+    SLIPWAY_DEFAULT_PROTECTION: 'none',
     ...database.env,
     ...opts.env,
   });

@@ -64,6 +64,8 @@ export async function startStack(
     LOG_LEVEL: 'silent',
     SLIPWAY_ENCRYPTION_KEY: Buffer.alloc(32, 9).toString('base64'),
     SLIPWAY_WEBHOOK_ALLOW_PRIVATE: 'true',
+    // Other features' tests read previews as before; protection's own set it (docs/protection.md).
+    SLIPWAY_DEFAULT_PROTECTION: 'none',
     ...database.env,
     ...opts.env,
   });

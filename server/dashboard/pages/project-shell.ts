@@ -3,7 +3,8 @@ import type { Project } from '../../../api/schemas/projects.ts';
 import { html, type Part } from '../html.ts';
 import { layout, notice, type View } from '../layout.ts';
 
-export type ProjectTab = 'deployments' | 'domains' | 'env' | 'webhooks' | 'deploy-hooks' | 'metrics';
+export type ProjectTab =
+  'deployments' | 'domains' | 'env' | 'webhooks' | 'deploy-hooks' | 'protection' | 'metrics';
 
 const TABS: [ProjectTab, string, string][] = [
   ['deployments', 'Deployments', ''],
@@ -11,6 +12,7 @@ const TABS: [ProjectTab, string, string][] = [
   ['env', 'Environment variables', '/env'],
   ['webhooks', 'Webhooks', '/webhooks'],
   ['deploy-hooks', 'Deploy hooks', '/deploy-hooks'],
+  ['protection', 'Protection', '/protection'],
   ['metrics', 'Metrics', '/metrics'],
 ];
 

@@ -25,6 +25,8 @@ export function toProject(deps: Pick<Deps, 'urls'>, row: ProjectRow): Project {
     buildCommand: row.build_command,
     outputDirectory: row.output_directory,
     rootDirectory: row.root_directory,
+    protection: row.protection,
+    protectionBypassCreatedAt: row.protection_bypass_created_at,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };

@@ -1,7 +1,7 @@
 import { ApiError } from '../../../api/errors.ts';
 import type { Project, UpdateProjectBody } from '../../../api/schemas/projects.ts';
 import { isUniqueViolation } from '../../store/errors.ts';
-import { requireProject } from '../access.ts';
+import { requireProject, roleAtLeast } from '../access.ts';
 import { relabelBranchAliases } from '../deployments/branch-alias.ts';
 import type { Actor, Deps } from '../deps.ts';
 import { signalRoutingChange } from '../routing-signal.ts';
@@ -18,7 +18,12 @@ export async function updateProject(
   projectId: string,
   body: UpdateProjectBody,
 ): Promise<Project> {
-  const { project } = await requireProject(deps, actor, projectId, 'developer');
+  const { project, role } = await requireProject(deps, actor, projectId, 'developer');
+  // Who may see the previews is an admin's call, as who is a member is.
+  if (body.protection !== undefined && body.protection !== project.protection && !roleAtLeast(role, 'admin'))
+    throw ApiError.forbidden(
+      `Changing preview protection needs the role of admin or owner in the organization; you are ${role}`,
+    );
   let repository = {};
   if (body.repositoryUrl !== undefined) {
     await checkRepositoryUrl(deps, body.repositoryUrl);
@@ -45,6 +50,7 @@ export async function updateProject(
           ...(body.branch === undefined ? {} : { branch: body.branch }),
           ...(body.framework === undefined ? {} : { framework: body.framework }),
           ...buildSettingsOf(body),
+          ...(body.protection === undefined ? {} : { protection: body.protection }),
           ...repository,
           updated_at: now,
         })
@@ -57,6 +63,8 @@ export async function updateProject(
     throw err;
   }
   // A new name moves the production host; the framework decides how older builds are served.
-  if (body.name !== undefined || body.framework !== undefined) signalRoutingChange(deps, project.id);
+  // Protection is decided by the edge from its cached route.
+  if (body.name !== undefined || body.framework !== undefined || body.protection !== undefined)
+    signalRoutingChange(deps, project.id);
   return getProject(deps, actor, projectId);
 }

@@ -25,6 +25,7 @@ import { fairJobs } from './021_fair_jobs.ts';
 import { uploadBytes } from './022_upload_bytes.ts';
 import { deployHooks } from './023_deploy_hooks.ts';
 import { branchAliases } from './024_branch_aliases.ts';
+import { previewProtection } from './025_preview_protection.ts';
 import { listCounts } from './026_list_counts.ts';
 import { detectedFramework } from './028_detected_framework.ts';
 
@@ -55,6 +56,7 @@ export function allMigrations(d: DialectHelpers, cipher: Cipher): Record<string,
     '022_upload_bytes': uploadBytes,
     '023_deploy_hooks': deployHooks,
     '024_branch_aliases': branchAliases,
+    '025_preview_protection': previewProtection,
     '026_list_counts': listCounts(d),
     '028_detected_framework': detectedFramework,
   };
