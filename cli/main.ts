@@ -1,4 +1,4 @@
-import { ApiError } from '../api/client/index.ts';
+import { ApiError } from '../api/errors.ts';
 import { asksForHelp, type Command, parse } from './command.ts';
 import { deploy } from './commands/deploy.ts';
 import { env } from './commands/env.ts';
