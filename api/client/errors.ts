@@ -94,7 +94,7 @@ export function networkError(
   const where = at === DEFAULT_ADDRESS ? 'the service' : `the service at ${at.url}`;
   const err = new ApiError(
     'SERVICE_UNAVAILABLE',
-    `${what} failed after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${reason}. Check that ${where} is running and ${at.setting} is right.`,
+    `${what} failed after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${reason}. Check that ${where} is running, or change ${at.setting}.`,
     undefined,
     503,
   );
