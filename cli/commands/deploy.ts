@@ -5,6 +5,8 @@ export const deploy: Command = {
   summary: 'upload a folder, build it in Slipway, print its URL',
   help: `Usage: slipway deploy [folder] [--prod] [--prebuilt] [--project <p>] [--org <o>] [--yes]
                       [--message <text>] [--no-cache] [--no-wait] [--json]
+       slipway deploy --git [--branch <b>] [--commit <c>] [--prod] [--project <p>] [--org <o>]
+                      [--message <text>] [--no-cache] [--no-wait] [--json]
 
 Uploads the folder (default: the current one) and deploys it: only files Slipway does not
 have yet are sent. Files that .gitignore or .slipwayignore exclude, and .git and .slipway,
@@ -14,6 +16,8 @@ node_modules, which deploy names on a "Left out:" line. A negation in .slipwayig
 the build log is shown as it runs, and the deployment's URL is printed when it is live.
 
   --prod         make it the production deployment (default: a preview with its own URL)
+  --git          build the project's repository instead of uploading a folder: the head
+                 of --branch (default the project's branch), or --commit on it
   --prebuilt     the folder is build output (e.g. dist): serve it as it is, no build;
                  only .slipwayignore applies, and node_modules is uploaded
   --project, --org
@@ -30,6 +34,7 @@ Exits 0 when the deployment is live, 1 when it failed.
 
   slipway deploy                     # preview of the current folder
   slipway deploy --yes               # the same in a new folder: creates its project first
+  slipway deploy --git --branch feature/login   # a preview of a branch of the repository
   npm run build && slipway deploy dist --prebuilt --prod`,
   options: {
     prod: { type: 'boolean' },
@@ -40,6 +45,9 @@ Exits 0 when the deployment is live, 1 when it failed.
     'no-cache': { type: 'boolean' },
     'no-wait': { type: 'boolean' },
     yes: { type: 'boolean', short: 'y' },
+    git: { type: 'boolean' },
+    branch: { type: 'string' },
+    commit: { type: 'string' },
   },
   run: (p, io) => import('../run/deploy.ts').then((m) => m.deploy(p, io)),
 };

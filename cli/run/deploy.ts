@@ -1,27 +1,20 @@
 import { stat } from 'node:fs/promises';
 import { basename, resolve, sep } from 'node:path';
 import { findProject } from '../../api/client/find-project.ts';
-import { ApiError } from '../../api/client/index.ts';
+import { ApiError } from '../../api/errors.ts';
 import type { Project } from '../../api/schemas/projects.ts';
-import type { CreateDeploymentBody, Deployment } from '../../api/schemas/deployments.ts';
-import { collectFiles, LEFT_OUT_BY_DEFAULT, SECRETS_LEFT_OUT } from '../../api/upload/collect-files.ts';
-import { countFiles } from '../../api/upload/format.ts';
+import type { CreateDeploymentBody } from '../../api/schemas/deployments.ts';
+import { collectFiles } from '../../api/upload/collect-files.ts';
 import { uploadFiles } from '../../api/upload/upload-files.ts';
-import { flag, type Parsed, positionals, printJson, str } from '../command.ts';
-import { followToEnd, seconds } from '../follow.ts';
+import { leftOutList, uploadRules } from '../../api/upload/upload-rules.ts';
+import { flag, type Parsed, positionals, str } from '../command.ts';
+import { settle } from '../follow.ts';
 import { gitLabels } from '../git-labels.ts';
 import { uploadProgress } from '../progress.ts';
 import type { Io } from '../io.ts';
 import { writeLink } from '../link-store.ts';
 import { openSession, organizationFor, projectNameFor, type Session, targetProject } from '../session.ts';
 import { UsageError } from '../usage-error.ts';
-
-/** One line naming what stayed behind, and where the rules are. */
-function leftOutLine(names: string[]): string {
-  const shown = names.slice(0, 8).join(', ');
-  const more = names.length > 8 ? ` and ${names.length - 8} more` : '';
-  return `Left out: ${shown}${more} — see docs/cli.md#what-is-uploaded\n`;
-}
 
 /**
  * A folder that is not linked yet, as Vercel and Netlify do: a project named after the folder
@@ -73,68 +66,64 @@ async function createAndLink(session: Session, io: Io, p: Parsed, root: string):
 
 export async function deploy(p: Parsed, io: Io): Promise<number> {
   const [folder] = positionals(p, ['folder']);
+  const git = flag(p, 'git');
+  if (!git && (str(p, 'branch') !== undefined || str(p, 'commit') !== undefined)) {
+    throw new UsageError("--branch and --commit go with --git (a build of the project's repository).");
+  }
+  if (git && (folder !== undefined || flag(p, 'prebuilt'))) {
+    throw new UsageError(
+      `--git builds the project's repository: it takes no ${folder !== undefined ? `folder ("${folder}")` : '--prebuilt'}.`,
+    );
+  }
   const root = resolve(io.cwd, folder ?? '.');
-  const isDir = await stat(root).then(
-    (s) => s.isDirectory(),
-    () => false,
-  );
-  if (!isDir) throw new UsageError(`${root} is not a folder.`);
-  const prebuilt = flag(p, 'prebuilt');
+  if (!git) {
+    const isDir = await stat(root).then(
+      (s) => s.isDirectory(),
+      () => false,
+    );
+    if (!isDir) throw new UsageError(`${root} is not a folder.`);
+  }
   const started = Date.now();
   const session = await openSession(io);
-  const project = await targetProject(
-    session,
-    io,
-    { project: str(p, 'project'), org: str(p, 'org') },
-    root,
-    () => createAndLink(session, io, p, root),
-  );
-
-  const leftOut: string[] = [];
-  const local = await collectFiles(root, {
-    // Build output is often git-ignored (dist/): only .slipwayignore applies to it.
-    ignoreFiles: prebuilt ? ['.slipwayignore'] : ['.gitignore', '.slipwayignore'],
-    // A server's build output carries its own node_modules (Nitro, Next.js standalone).
-    leaveOut: prebuilt ? SECRETS_LEFT_OUT : LEFT_OUT_BY_DEFAULT,
-    takeBackFile: '.slipwayignore',
-    onLeftOut: (path, isDir, n) => leftOut.push(isDir ? `${path} (${countFiles(n)})` : path),
-    onSkip: (path, reason) => leftOut.push(`${path} (${reason})`),
-  });
-  if (leftOut.length) io.err(leftOutLine(leftOut));
-  if (local.length === 0) throw new Error(`${root} holds no files to deploy.`);
-  const up = await uploadFiles(session.client.uploads, project.id, local, {
-    onProgress: uploadProgress(io),
-  });
-
+  const flags = { project: str(p, 'project'), org: str(p, 'org') };
+  const project = git
+    ? await targetProject(session, io, flags, root)
+    : await targetProject(session, io, flags, root, () => createAndLink(session, io, p, root));
   const target = flag(p, 'prod') ? 'production' : 'preview';
   const body: CreateDeploymentBody = {
-    ...(await gitLabels(root)),
+    ...(git ? gitSource(p) : await uploadSource(session, io, project.id, root, flag(p, 'prebuilt'))),
     target,
-    files: up.files,
-    ...(prebuilt ? { prebuilt: true } : {}),
     ...(flag(p, 'no-cache') ? { cache: false } : {}),
     ...(str(p, 'message') ? { message: str(p, 'message') } : {}),
   };
   const created = await session.client.deployments.create(project.id, body);
-  io.err(`Deploying ${project.name} (${target}): ${created.id}\n`);
-  if (flag(p, 'no-wait')) {
-    if (flag(p, 'json')) printJson(io, created);
-    else io.out(`${created.url}\n`);
-    return 0;
+  io.err(`Deploying ${project.name} (${target}${git ? `, ${created.branch}` : ''}): ${created.id}\n`);
+  return settle(session, io, p, created, started);
+}
+
+/** `--git [--branch b] [--commit c]`: the project's repository, its branch's head by default. */
+function gitSource(p: Parsed): Pick<CreateDeploymentBody, 'branch' | 'commitHash'> {
+  const branch = str(p, 'branch');
+  const commit = str(p, 'commit');
+  if (commit !== undefined && !/^[0-9a-f]{7,40}$/i.test(commit)) {
+    throw new UsageError(`--commit must be a commit hash, 7 to 40 hexadecimal characters; got "${commit}".`);
   }
-  const done: Deployment = await followToEnd(session, io, created, (line) => io.err(`  ${line}\n`));
-  if (flag(p, 'json')) printJson(io, done);
-  if (done.status !== 'live') {
-    io.err(`Deployment ${done.id} failed${done.errorMessage ? `: ${done.errorMessage}` : ''}\n`);
-    return 1;
-  }
-  const url =
-    target === 'production'
-      ? ((await session.client.projects.get(project.id)).deploymentUrl ?? done.url)
-      : done.url;
-  io.err(
-    `Live in ${seconds(Date.now() - started)}${target === 'production' ? ' (production)' : ''}: ${url}\n`,
-  );
-  if (!flag(p, 'json')) io.out(`${url}\n`);
-  return 0;
+  return { ...(branch ? { branch } : {}), ...(commit ? { commitHash: commit } : {}) };
+}
+
+/** The folder's files, uploaded as docs/cli.md#what-is-uploaded says, labelled with its git branch and commit. */
+async function uploadSource(
+  session: Session,
+  io: Io,
+  projectId: string,
+  root: string,
+  prebuilt: boolean,
+): Promise<Pick<CreateDeploymentBody, 'files' | 'prebuilt' | 'branch' | 'commitHash'>> {
+  const leftOut = leftOutList();
+  const local = await collectFiles(root, { ...uploadRules(prebuilt), ...leftOut });
+  const line = leftOut.line();
+  if (line) io.err(`${line}\n`);
+  if (local.length === 0) throw new Error(`${root} holds no files to deploy.`);
+  const up = await uploadFiles(session.client.uploads, projectId, local, { onProgress: uploadProgress(io) });
+  return { ...(await gitLabels(root)), files: up.files, ...(prebuilt ? { prebuilt: true } : {}) };
 }

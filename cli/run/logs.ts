@@ -1,11 +1,11 @@
 import { LogType } from '../../api/schemas/deployments.ts';
 import { flag, positionals, str, type Parsed } from '../command.ts';
-import { openSession } from '../session.ts';
+import { openSession, type Session, targetProject } from '../session.ts';
 import { UsageError } from '../usage-error.ts';
 import type { Io } from '../io.ts';
 
 export async function logs(p: Parsed, io: Io): Promise<number> {
-  const [id] = positionals(p, ['deployment'], 1);
+  const [given] = positionals(p, ['deployment']);
   const type = LogType.safeParse(str(p, 'type') ?? 'build');
   if (!type.success) throw new UsageError(`--type must be one of ${LogType.options.join(', ')}.`);
   const tailText = str(p, 'tail');
@@ -15,8 +15,9 @@ export async function logs(p: Parsed, io: Io): Promise<number> {
   }
   const json = flag(p, 'json');
   const session = await openSession(io);
-  if (!flag(p, 'follow')) {
-    const got = await session.client.deployments.logs(id!, { type: type.data, tail });
+  const id = given ?? (await newest(session, io, p));
+  if (given && !flag(p, 'follow')) {
+    const got = await session.client.deployments.logs(id, { type: type.data, tail });
     const lines = got.logs === '' ? [] : got.logs.split('\n');
     if (json) for (const line of lines) io.out(`${JSON.stringify({ line })}\n`);
     else if (lines.length) io.out(`${lines.join('\n')}\n`);
@@ -24,7 +25,7 @@ export async function logs(p: Parsed, io: Io): Promise<number> {
   }
   return io.interruptible(async (signal) => {
     try {
-      for await (const event of session.client.deployments.followLogEvents(id!, {
+      for await (const event of session.client.deployments.followLogEvents(id, {
         type: type.data,
         tail,
         signal,
@@ -45,4 +46,15 @@ export async function logs(p: Parsed, io: Io): Promise<number> {
       throw err;
     }
   });
+}
+
+/** The newest deployment of the linked project (or --project), said on standard error. */
+async function newest(session: Session, io: Io, p: Parsed): Promise<string> {
+  const project = await targetProject(session, io, { project: str(p, 'project'), org: str(p, 'org') });
+  const [latest] = (await session.client.deployments.list(project.id, { limit: 1 })).data;
+  if (!latest) throw new Error(`${project.name} has no deployments yet: \`slipway deploy\` makes one.`);
+  io.err(
+    `Following ${latest.id} (${latest.target}, ${latest.branch}, ${latest.status}) of ${project.name}\n`,
+  );
+  return latest.id;
 }
