@@ -120,7 +120,11 @@ async function uploadSource(
   prebuilt: boolean,
 ): Promise<Pick<CreateDeploymentBody, 'files' | 'prebuilt' | 'branch' | 'commitHash'>> {
   const leftOut = leftOutList();
-  const local = await collectFiles(root, { ...uploadRules(prebuilt), ...leftOut });
+  const local = await collectFiles(root, {
+    ...uploadRules(prebuilt),
+    onLeftOut: leftOut.onLeftOut,
+    onSkip: leftOut.onSkip,
+  });
   const line = leftOut.line();
   if (line) io.err(`${line}\n`);
   if (local.length === 0) throw new Error(`${root} holds no files to deploy.`);
