@@ -9,8 +9,8 @@ export function opener(env: Record<string, string | undefined>, platform = proce
 }
 
 /**
- * Starts `command url` on its own (it may outlive this process) and resolves once it started:
- * true, or false when it cannot be run (not installed) or exits with an error at once.
+ * Starts `command url` on its own (a browser may outlive this process) and resolves once it has
+ * started: true, or false when it cannot be run (not installed, not executable).
  */
 export function openUrl(
   command: string[],
@@ -21,8 +21,9 @@ export function openUrl(
     const [program, ...args] = command;
     const child = spawn(program!, [...args, url], { stdio: 'ignore', detached: true, env });
     child.once('error', () => done(false));
-    // xdg-open exits quickly, non-zero when it has no browser to hand the URL to.
-    child.once('exit', (code) => done(code === 0));
-    child.unref();
+    child.once('spawn', () => {
+      child.unref();
+      done(true);
+    });
   });
 }
