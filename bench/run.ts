@@ -13,6 +13,7 @@ import { benchEdgeHosts } from './edge-hosts.ts';
 import { benchLogFlood } from './log-flood.ts';
 import { benchMetrics } from './metrics.ts';
 import { benchNeighbours } from './neighbours.ts';
+import { benchObjectStorage } from './object-storage.ts';
 import { benchNextRebuild, benchNextSsr } from './next.ts';
 import { benchRecording } from './monitoring.ts';
 import { benchMonitoringTick } from './monitoring-tick.ts';
@@ -48,6 +49,7 @@ const suites: Record<string, () => Promise<string>> = {
   'next-rebuild': () => benchNextRebuild(),
   'cli-start': () => benchCliStart(),
   neighbours: () => benchNeighbours(seconds),
+  'object-storage': () => benchObjectStorage(),
 };
 
 for (const [name, run] of Object.entries(suites)) {

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { FetchLike, SlipwayClient } from '../api/client/index.ts';
 import { createKeyedLock, type KeyedLock } from './lib/keyed-lock.ts';
-import { Lru } from './lib/lru.ts';
+import { LRUCache } from 'lru-cache';
 import { createSeenIds, type SeenIds } from './lib/seen-ids.ts';
 import type { DeploymentTag } from './lib/tag.ts';
 import { createTasks, type Tasks } from './lib/tasks.ts';
@@ -25,7 +25,7 @@ export interface BotServices {
   projects: ProjectResolver;
   webhooks: WebhookRegistrar;
   /** Tags of deployments this process started, to spare a read when their events arrive. */
-  tags: Lru<string, DeploymentTag>;
+  tags: LRUCache<string, DeploymentTag>;
 }
 
 export interface ServiceOptions {
@@ -59,6 +59,6 @@ export function createBotServices(
     seen: createSeenIds(() => now().getTime()),
     projects: createProjectResolver(slipway, () => now().getTime()),
     webhooks: createWebhookRegistrar(slipway, settings),
-    tags: new Lru(10_000),
+    tags: new LRUCache({ max: 10_000 }),
   };
 }

@@ -66,6 +66,31 @@ the service lets store GitHub's deliveries in the App's event queue.
   slipway token create --email slipway-bot@example.com --name github-app --github-app`,
   ),
   operator(
+    'backup',
+    'back up the database and artifacts while the service runs',
+    `Usage: slipway backup <folder> [--include-key] [--keep <n>]
+
+Makes a consistent backup in a new folder inside <folder> (slipway-backup-<time>) while the
+service runs: the database (SQLite's online backup, or pg_dump for PostgreSQL) and the
+artifacts (built output and uploads; build caches are left out). Prints the new folder.
+The encryption key stays out unless --include-key: keep it apart. --keep <n> removes all but
+the n newest backups in <folder>. Run it with the service's environment.
+
+  slipway backup /var/backups/slipway --keep 7`,
+  ),
+  operator(
+    'restore',
+    'restore a backup into an empty service',
+    `Usage: slipway restore <backup-folder>
+
+Restores a backup made by \`slipway backup\` into an empty SLIPWAY_DATA_DIR (or the empty
+PostgreSQL database of DATABASE_URL) and its artifacts folder. The encryption key must be the
+backed-up service's: SLIPWAY_ENCRYPTION_KEY, <data dir>/encryption.key, or the one in the
+backup (--include-key). Then start the service with \`slipway serve\`.
+
+  slipway restore /var/backups/slipway/slipway-backup-20261126T201500Z`,
+  ),
+  operator(
     'project',
     'stop or resume deploying and serving a project',
     `Usage: slipway project suspend|resume <project-id-or-name>

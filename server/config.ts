@@ -2,6 +2,7 @@ import { accessSync, constants, mkdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
 import { normalisePrivateKey } from '../bot/settings.ts';
+import { parseObjectStorage, type ObjectStorageConfig } from './storage/object-storage-url.ts';
 import { DEFAULT_PLAN_LIMITS, parsePlanLimits, type PlanLimits, type PlanName } from './lib/plan-limits.ts';
 
 const port = (name: string, dflt: number) =>
@@ -160,6 +161,15 @@ const EnvSchema = z.object({
     ),
   SLIPWAY_DB_POOL_SIZE: positiveInt('SLIPWAY_DB_POOL_SIZE', 10),
   SLIPWAY_ARTIFACTS_DIR: z.string().optional(),
+  SLIPWAY_OBJECT_STORAGE: z.string().optional(),
+  SLIPWAY_OBJECT_STORAGE_KEY_ID: z.string().optional(),
+  SLIPWAY_OBJECT_STORAGE_SECRET: z.string().optional(),
+  AWS_ACCESS_KEY_ID: z.string().optional(),
+  AWS_SECRET_ACCESS_KEY: z.string().optional(),
+  AWS_SESSION_TOKEN: z.string().optional(),
+  AWS_REGION: z.string().optional(),
+  AWS_DEFAULT_REGION: z.string().optional(),
+  SLIPWAY_EDGE_DISK_CACHE: size('SLIPWAY_EDGE_DISK_CACHE', '10GiB', '10GiB or 500GiB'),
   SLIPWAY_EDGE_PORT: port('SLIPWAY_EDGE_PORT', 3001),
   SLIPWAY_DOMAIN: z
     .string()
@@ -412,6 +422,13 @@ function toConfig(env: z.infer<typeof EnvSchema>) {
     databaseUrl: env.DATABASE_URL,
     dbPoolSize: env.SLIPWAY_DB_POOL_SIZE,
     artifactsDir: resolve(env.SLIPWAY_ARTIFACTS_DIR ?? `${dataDir}/artifacts`),
+    /**
+     * Artifacts and uploaded files in an S3-compatible bucket instead of the artifacts directory
+     * (which then holds only this machine's build caches and temporary files); undefined: local.
+     */
+    objectStorage: parseObjectStorage(env) as ObjectStorageConfig | undefined,
+    /** Object storage: the bytes each edge keeps on its own disk (`<dataDir>/edge-cache`). */
+    edgeDiskCache: { dir: `${dataDir}/edge-cache`, maxBytes: env.SLIPWAY_EDGE_DISK_CACHE },
     edgePort: env.SLIPWAY_EDGE_PORT,
     domain: env.SLIPWAY_DOMAIN,
     publicEdgeUrl: env.SLIPWAY_PUBLIC_EDGE_URL,
@@ -570,6 +587,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     });
     throw new ConfigError(`Invalid configuration:\n  ${lines.join('\n  ')}`);
   }
+  const storage = parseObjectStorage(parsed.data);
+  if (typeof storage === 'string') throw new ConfigError(`Invalid configuration:\n  ${storage}`);
   return toConfig(parsed.data);
 }
 

@@ -14,6 +14,7 @@ import { Plan } from '../api/schemas/organizations.ts';
 import { addCredits } from './payments/credits.ts';
 import { formatCents, MAX_TOPUP_CENTS, parseAmount } from './payments/money.ts';
 import pino from 'pino';
+import { backupCommand, restoreCommand } from './backup/command.ts';
 
 /** The service's own commands (cli/operator.ts): parse arguments, wire things up, return an exit code. */
 export async function main(argv: string[]): Promise<number> {
@@ -125,6 +126,10 @@ export async function main(argv: string[]): Promise<number> {
         });
         return 0;
       }
+      case 'backup':
+        return await backupCommand(rest);
+      case 'restore':
+        return await restoreCommand(rest);
       default:
         return fail(`Unknown command "${command}".`);
     }

@@ -82,8 +82,17 @@ export const Project = z.object({
   repositoryUrl: z.string().nullable(),
   /** Production branch (default `main`). */
   branch: z.string(),
-  /** The framework setting; `null`: detected on every build (each deployment's `framework` says what it was built as). */
+  /**
+   * The framework: the setting when there is one, else what the project's newest build detected;
+   * `null` until a build has detected one. Each deployment's `framework` says what it was built as.
+   */
   framework: z.string().nullable(),
+  /**
+   * The setting alone (extension): `null` means every build detects the framework, and a
+   * detection never becomes the setting. Set it with PATCH `framework`; PATCH `null` goes back to
+   * detection.
+   */
+  frameworkSetting: z.string().nullable().optional(),
   /** Owning organization. */
   organizationId: id('org'),
   /** `active`, `suspended` or `deleted`. */

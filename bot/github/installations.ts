@@ -1,6 +1,6 @@
 import type { Probot } from 'probot';
 import { z } from 'zod';
-import { Lru } from '../lib/lru.ts';
+import { LRUCache } from 'lru-cache';
 import type { GitHubRepo, Octokit, RepoRef } from './octokit.ts';
 
 /** Octokits for repositories the App is installed on. */
@@ -14,7 +14,7 @@ export interface GitHubAccess {
 const Installation = z.object({ id: z.number().int() });
 
 export function createGitHubAccess(app: Pick<Probot, 'auth'>): GitHubAccess {
-  const installations = new Lru<string, number>(10_000);
+  const installations = new LRUCache<string, number>({ max: 10_000 });
   const key = (ref: RepoRef) => `${ref.owner}/${ref.repo}`.toLowerCase();
   return {
     fromEvent(ref, installationId, octokit) {

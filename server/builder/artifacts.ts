@@ -1,11 +1,13 @@
 import { LRUCache } from 'lru-cache';
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { copyFile, lstat, mkdir, readdir, readFile, readlink, rename, rm, writeFile } from 'node:fs/promises';
+import { lstat, readdir, readlink } from 'node:fs/promises';
 import { join, relative, sep } from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { z } from 'zod';
 import { randomString } from '../lib/ids.ts';
+import { hashKey, type BlobStore } from '../storage/blob-store.ts';
+import { createLocalBlobStore } from '../storage/local-blob-store.ts';
 import { BuildError } from './build-error.ts';
 import { describeBytes } from './format.ts';
 
@@ -66,7 +68,10 @@ export interface StoredArtifact {
 }
 
 export interface ArtifactStore {
+  /** Where the artifacts are (a directory or an `s3://` URL). */
   root: string;
+  /** The objects: `blobs/<ab>/<hash>` and `manifests/<id>.json`. */
+  blobs: BlobStore;
   /** Stores every regular file under `dir` and writes the manifest; returns its id. */
   storeDirectory(dir: string, limits: StoreLimits): Promise<StoredArtifact>;
   /**
@@ -76,7 +81,7 @@ export interface ArtifactStore {
   storeTrees(trees: readonly { dir: string; prefix: string }[], limits: StoreLimits): Promise<StoredArtifact>;
   /** The manifest, or null when there is no artifact with that id. */
   readManifest(id: string): Promise<ArtifactManifest | null>;
-  /** Where the blob with this sha256 lives (whether or not it exists). */
+  /** Where the blob with this sha256 lives (whether or not it exists); a local store only. */
   blobPath(hash: string): string;
 }
 
@@ -128,13 +133,6 @@ async function hashFile(path: string): Promise<string> {
   return hash.digest('hex');
 }
 
-async function exists(path: string): Promise<boolean> {
-  return lstat(path).then(
-    () => true,
-    () => false,
-  );
-}
-
 /** Runs `fn` over `items` with at most `limit` running at once. */
 async function forEachLimited<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
   let next = 0;
@@ -144,49 +142,36 @@ async function forEachLimited<T>(items: T[], limit: number, fn: (item: T) => Pro
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
 }
 
+/** The key of an artifact's manifest in the blob store. */
+export const manifestKey = (id: string) => `manifests/${id}.json`;
+
 /**
- * A content-addressed store on the local file system (a shared volume when several machines
- * build and serve). A blob is written once, however many deployments contain it, through a
- * temporary file renamed into place, so a reader never sees half a file.
+ * A content-addressed store in a blob store: a local directory (a shared volume when several
+ * machines build and serve) or object storage. A blob is written once, however many deployments
+ * contain it, and whole (blob-store.ts), so a reader never sees half a file; the manifest last.
  */
-export function createArtifactStore(root: string, opts: { now?: () => Date } = {}): ArtifactStore {
+export function createArtifactStore(
+  store: BlobStore | string,
+  opts: { now?: () => Date } = {},
+): ArtifactStore {
+  const blobs = typeof store === 'string' ? createLocalBlobStore(store) : store;
   const now = opts.now ?? (() => new Date());
-  const blobsDir = join(root, 'blobs');
-  const manifestsDir = join(root, 'manifests');
-  const tmpDir = join(root, 'tmp');
   /** Manifests read, the least recently used out first; concurrent reads of one share the read. */
   const cache = new LRUCache<string, ArtifactManifest>({
     max: CACHE_SIZE,
     // A missing manifest (undefined) is not remembered: it may be written later.
     fetchMethod: async (id) => {
-      let text: string;
-      try {
-        text = await readFile(join(manifestsDir, `${id}.json`), 'utf8');
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-        throw err;
-      }
-      return ArtifactManifest.parse(JSON.parse(text));
+      const bytes = await blobs.read(manifestKey(id));
+      if (!bytes) return undefined;
+      return ArtifactManifest.parse(JSON.parse(bytes.toString('utf8')));
     },
   });
 
   const blobPath = (hash: string) => {
     if (!HASH.test(hash)) throw new Error(`Not a sha256 hash: ${hash}`);
-    return join(blobsDir, hash.slice(0, 2), hash);
+    if (!blobs.localPath) throw new Error(`The artifacts are in ${blobs.location}, not on this disk`);
+    return blobs.localPath(hashKey('blobs', hash));
   };
-
-  /** Writes `content` (or a copy of `from`) to `dest` atomically. */
-  async function atomicWrite(dest: string, source: { from: string } | { content: string }) {
-    const tmp = join(tmpDir, `${randomString(16)}.tmp`);
-    try {
-      if ('from' in source) await copyFile(source.from, tmp);
-      else await writeFile(tmp, source.content);
-      await rename(tmp, dest);
-    } catch (err) {
-      await rm(tmp, { force: true });
-      throw err;
-    }
-  }
 
   async function collect(
     trees: readonly { dir: string; prefix: string }[],
@@ -266,11 +251,6 @@ export function createArtifactStore(root: string, opts: { now?: () => Date } = {
     limits: StoreLimits,
   ): Promise<StoredArtifact> {
     const { entries, links } = await collect(trees, limits);
-    await Promise.all([
-      mkdir(blobsDir, { recursive: true }),
-      mkdir(manifestsDir, { recursive: true }),
-      mkdir(tmpDir, { recursive: true }),
-    ]);
 
     const files: Record<string, ManifestFile> = {};
     await forEachLimited(entries, PARALLEL, async (entry) => {
@@ -278,11 +258,8 @@ export function createArtifactStore(root: string, opts: { now?: () => Date } = {
       files[entry.sitePath] = entry.executable
         ? { hash, size: entry.size, executable: true }
         : { hash, size: entry.size };
-      const dest = blobPath(hash);
-      if (await exists(dest)) return;
-      await mkdir(join(blobsDir, hash.slice(0, 2)), { recursive: true });
-      // Two builds storing the same new blob at once both rename a complete copy: either wins.
-      await atomicWrite(dest, { from: entry.absolute });
+      // Two builds storing the same new blob at once both write the same bytes: either wins.
+      await blobs.putIfAbsent(hashKey('blobs', hash), { file: entry.absolute });
     });
 
     const sorted = Object.fromEntries(Object.entries(files).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
@@ -294,7 +271,8 @@ export function createArtifactStore(root: string, opts: { now?: () => Date } = {
       files: sorted,
       ...(Object.keys(links).length ? { links } : {}),
     };
-    await atomicWrite(join(manifestsDir, `${manifest.id}.json`), { content: JSON.stringify(manifest) });
+    // Last: a manifest that can be read names only blobs already stored.
+    await blobs.putIfAbsent(manifestKey(manifest.id), { bytes: JSON.stringify(manifest) });
     return {
       artifactId: manifest.id,
       fileCount: entries.length,
@@ -304,7 +282,8 @@ export function createArtifactStore(root: string, opts: { now?: () => Date } = {
   }
 
   return {
-    root,
+    root: blobs.location,
+    blobs,
     blobPath,
 
     storeDirectory: (dir, limits) => storeTrees([{ dir, prefix: '/' }], limits),

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { ProjectsTable } from '../store/schema.ts';
 import { cacheLanes } from './cache-lanes.ts';
+import { decodeJson } from '../lib/json-column.ts';
 
 /** A file of an `upload` or `prebuilt` deployment, as the API checked it. */
 export const SourceFile = z
@@ -107,20 +108,7 @@ export function decideBuildSpec(
 /** Reads `deployments.build_spec`; a value that does not parse is an error naming the deployment. */
 export function decodeBuildSpec(deploymentId: string, text: string | null): BuildSpec {
   if (text === null) throw new Error(`Deployment ${deploymentId} has no build spec`);
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    throw new Error(`Deployment ${deploymentId} has a build spec that is not JSON`);
-  }
-  const parsed = BuildSpec.safeParse(json);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw new Error(
-      `Deployment ${deploymentId} has an invalid build spec: ${issue.path.join('.') || '(root)'}: ${issue.message}`,
-    );
-  }
-  return parsed.data;
+  return decodeJson(BuildSpec, text, `Deployment ${deploymentId}'s build spec`);
 }
 
 export const encodeBuildSpec = (spec: BuildSpec): string => JSON.stringify(BuildSpec.parse(spec));

@@ -63,6 +63,28 @@ export function layout(
 export const statusBadge = (status: string) =>
   html`<span class="badge s-${status}" data-status="${status}">${status}</span>`;
 
+/**
+ * What made a deployment, when it was not a build of its own: a rollback (it serves an earlier
+ * deployment's build again) or a promotion (a preview made production without a rebuild).
+ */
+export function originBadge(d: {
+  rollbackFrom: string | null;
+  rollbackTo?: string | null | undefined;
+  promotedAt: string | null;
+}): Html | '' {
+  if (d.rollbackFrom || d.rollbackTo)
+    return html` <span
+      class="badge origin"
+      title="${d.rollbackTo ? `Serves the build of ${d.rollbackTo} again` : 'A rollback'}"
+      >rollback</span
+    >`;
+  if (d.promotedAt)
+    return html` <span class="badge origin" title="Promoted to production at ${d.promotedAt}"
+      >promoted</span
+    >`;
+  return '';
+}
+
 /** An ISO time as "3 min ago", with the exact time on hover and for machines. */
 export function age(iso: string | null, now: Date): Html {
   if (!iso) return html`<span class="muted">—</span>`;

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Deps } from '../services/deps.ts';
 import { createKit } from './kit.ts';
 import { deploymentRoutes } from './routes/deployments.ts';
+import { newProjectRoutes } from './routes/new-project.ts';
 import { organizationRoutes } from './routes/organizations.ts';
 import { projectRoutes } from './routes/projects.ts';
 import { sessionRoutes } from './routes/session.ts';
@@ -23,6 +24,7 @@ export function registerDashboard(app: FastifyInstance, deps: Deps): void {
     );
     sessionRoutes(scope, kit);
     organizationRoutes(scope, kit);
+    newProjectRoutes(scope, kit);
     projectRoutes(scope, kit);
     deploymentRoutes(scope, kit);
   });

@@ -1,7 +1,9 @@
 import { LRUCache } from 'lru-cache';
 import { readFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { ArtifactManifest as Manifest } from '../builder/artifacts.ts';
+import { ArtifactManifest as Manifest, manifestKey } from '../builder/artifacts.ts';
+import { hashKey } from '../storage/blob-store.ts';
+import { createLocalBlobStore } from '../storage/local-blob-store.ts';
+import { localFilesOf, type LocalFiles } from '../storage/local-files.ts';
 import { loadRoutingRules, rulesFilesOf } from './routing/load-rules.ts';
 import { NO_RULES, type RoutingRules } from './routing/match-rules.ts';
 
@@ -9,13 +11,21 @@ import { NO_RULES, type RoutingRules } from './routing/match-rules.ts';
 export { ManifestFile, ArtifactManifest as Manifest } from '../builder/artifacts.ts';
 
 export interface ArtifactReader {
+  /** Where the artifacts are (a directory or an `s3://` URL). */
   root: string;
+  /** Their files on this machine. */
+  files: LocalFiles;
   /** The manifest, or null when the artifact does not exist. Cached: manifests are immutable. */
   manifest(artifactId: string): Promise<Manifest | null>;
   /** The manifest when it is already loaded (the edge's synchronous fast path), else undefined. */
   peek(artifactId: string): Manifest | undefined;
-  /** Path of a blob on disk. */
+  /** Path of a blob on disk; see ensureBlob. */
   blobPath(hash: string): string;
+  /**
+   * Undefined when the blob can be read at blobPath now; else the promise of fetching it there
+   * (object storage: a cold edge fetches each blob once), false when the store has none.
+   */
+  ensureBlob(hash: string): Promise<boolean> | undefined;
   /**
    * The routing rules (`_redirects`, `_headers`) in `folder` of a manifest's artifact (see
    * rulesFolderOf): NO_RULES at once when it has neither file; otherwise read and parsed on the
@@ -25,7 +35,8 @@ export interface ArtifactReader {
   routingRules(manifest: Manifest, folder: string): RoutingRules | Promise<RoutingRules>;
 }
 
-const SAFE_ID = /^[A-Za-z0-9_-]{1,128}$/;
+/** Artifact ids are `art_` and lowercase alphanumerics; anything else is not looked for. */
+const SAFE_ID = /^[a-z0-9_-]{1,128}$/;
 
 /** Default bound of the manifests kept: 64 MiB of manifest files as stored (JSON). */
 export const DEFAULT_MANIFEST_CACHE_BYTES = 64 * 1024 * 1024;
@@ -51,7 +62,11 @@ export interface ArtifactReaderOptions {
  * and their files past the file cache, 4 to 5 times the CPU per request: docs/performance.md,
  * edge-hosts).
  */
-export function createArtifactReader(root: string, opts: ArtifactReaderOptions = {}): ArtifactReader {
+export function createArtifactReader(
+  from: string | LocalFiles,
+  opts: ArtifactReaderOptions = {},
+): ArtifactReader {
+  const files = typeof from === 'string' ? localFilesOf(createLocalBlobStore(from)) : from;
   /** Each kept manifest's size as stored, its routing rules' included. */
   const sizes = new WeakMap<Manifest, number>();
   /** Each manifest's artifact id: its key in the cache. */
@@ -65,9 +80,12 @@ export function createArtifactReader(root: string, opts: ArtifactReaderOptions =
     // A missing artifact (undefined) may appear later (the builder is still writing it), and a
     // failed read must not stick: only manifests that loaded are kept.
     fetchMethod: async (artifactId) => {
+      const key = manifestKey(artifactId);
+      const ready = files.ensure(key);
+      if (ready && !(await ready)) return undefined;
       let text: string;
       try {
-        text = await readFile(join(root, 'manifests', `${artifactId}.json`), 'utf8');
+        text = await readFile(files.path(key), 'utf8');
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
         throw err;
@@ -79,10 +97,20 @@ export function createArtifactReader(root: string, opts: ArtifactReaderOptions =
     },
   });
 
-  const blobPath = (hash: string) => join(root, 'blobs', hash.slice(0, 2), hash);
+  const blobPath = (hash: string) => files.path(hashKey('blobs', hash));
+  const ensureBlob = (hash: string) => files.ensure(hashKey('blobs', hash));
+  /** A blob's bytes, fetched first when it is not on this disk. */
+  const readBlob = async (hash: string) => {
+    const ready = ensureBlob(hash);
+    if (ready && !(await ready))
+      throw Object.assign(new Error(`blob ${hash} is missing`), { code: 'ENOENT' });
+    return readFile(blobPath(hash));
+  };
 
   return {
-    root,
+    root: files.store.location,
+    files,
+    ensureBlob,
     async manifest(artifactId) {
       // The id comes from the database, but it still becomes a file name: refuse anything odd.
       if (!SAFE_ID.test(artifactId)) return null;
@@ -107,7 +135,7 @@ export function createArtifactReader(root: string, opts: ArtifactReaderOptions =
         return NO_RULES;
       }
       const kept = byFolder;
-      const loading = loadRoutingRules(found, (file) => readFile(blobPath(file.hash))).then(
+      const loading = loadRoutingRules(found, (file) => readBlob(file.hash)).then(
         ({ rules, bytes }) => {
           kept.set(folder, rules);
           // Counted in the manifest's size, so that the bound holds rules too.

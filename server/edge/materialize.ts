@@ -44,6 +44,8 @@ export function createMaterializer(artifacts: ArtifactReader, runtimesDir: strin
           if (!parts) throw new Error(`artifact ${artifactId} lists an unsafe path: ${path}`);
           const target = join(tmp, ...parts);
           await mkdir(dirname(target), { recursive: true });
+          const ready = artifacts.ensureBlob(file.hash);
+          if (ready && !(await ready)) throw new Error(`artifact ${artifactId} lacks the blob ${file.hash}`);
           await copyFile(artifacts.blobPath(file.hash), target, constants.COPYFILE_FICLONE);
           // The blob's own mode is whoever stored it first's: the manifest says what this file is.
           await chmod(target, file.executable ? 0o755 : 0o644);

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { Config } from '../config.ts';
 import type { Database, DeploymentsTable, ProjectsTable } from '../store/schema.ts';
 import { isSpaFramework } from './spa-frameworks.ts';
+import { decodeJson } from '../lib/json-column.ts';
 
 /** deployments.runtime, written by the build: how the edge serves the deployment. */
 export const DeploymentRuntime = z.object({
@@ -129,16 +130,7 @@ type ProjectCols = Pick<
  * page), never a guess: guessing `static` for a server app would publish its source.
  */
 export function parseRuntime(deploymentId: string, text: string | null): DeploymentRuntime | null {
-  if (text === null) return null;
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    value = undefined;
-  }
-  const parsed = DeploymentRuntime.safeParse(value);
-  if (!parsed.success) throw new Error(`deployment ${deploymentId} has an invalid runtime: ${text}`);
-  return parsed.data;
+  return text === null ? null : decodeJson(DeploymentRuntime, text, `Deployment ${deploymentId}'s runtime`);
 }
 
 /** A cached answer: shared by concurrent requests while it is being looked up. */

@@ -234,12 +234,21 @@ export function createStaticServer(opts: StaticServerOptions) {
     p: PreparedFile,
     counter: ByteCounter,
     headerRules: readonly HeaderMatch[] | null = null,
+    fetched = false,
   ): void | Promise<void> {
     const { file, status } = p;
     if (status === 200 && isNotModified(req, file.hash, p.lastModified)) {
       res.writeHead(304, withRules({ [DEPLOYMENT_HEADER]: deploymentId, ...p.fields }, headerRules));
       res.end();
       return;
+    }
+    // Object storage: a blob not on this edge's disk yet is fetched there first, once.
+    const ready = fetched ? undefined : artifacts.ensureBlob(file.hash);
+    if (ready) {
+      return ready.then((found) => {
+        if (found) return sendFile(req, res, deploymentId, p, counter, headerRules, true);
+        counter.bytes += page(req, res, deploymentId, EDGE_PAGES.filesIncomplete(p.path));
+      });
     }
     if (status === 200) {
       const range = rangeFor(req, file.hash, p.lastModified, file.size);

@@ -4,6 +4,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../api/errors.ts';
 import type { Actor, Deps } from '../services/deps.ts';
 import { isUniqueViolation } from '../store/errors.ts';
+import { decodeJson } from '../lib/json-column.ts';
+import { z } from 'zod';
 
 /** The request header: one key per logical operation, chosen by the client. */
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
@@ -67,8 +69,12 @@ function readKey(req: FastifyRequest): string | undefined {
   return key;
 }
 
+/** The headers kept with an answer, to send again on a replay. */
+const StoredHeaders = z.record(z.string(), z.string());
+
 async function replay(reply: FastifyReply, status: number, headers: string | null, body: string | null) {
-  for (const [name, value] of Object.entries(JSON.parse(headers ?? '{}') as Record<string, string>)) {
+  const stored = headers === null ? {} : decodeJson(StoredHeaders, headers, 'A kept answer’s headers');
+  for (const [name, value] of Object.entries(stored)) {
     void reply.header(name, value);
   }
   void reply.header(REPLAYED_HEADER, 'true');

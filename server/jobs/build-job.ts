@@ -26,9 +26,15 @@ import { createLogBuffer, type LogBuffer } from './log-buffer.ts';
 import { repositoryAccess } from './repository-access.ts';
 import { type BuildSpec, decodeBuildSpec } from '../builder/build-spec.ts';
 import { materializeFiles } from '../uploads/materialize.ts';
-import { createUploadStore } from '../uploads/upload-store.ts';
+import { uploadStoreOf } from '../uploads/upload-store.ts';
 import type { JobHandler } from './worker.ts';
 import type { Fairness } from './fair-claim.ts';
+import { recordDetectedFramework } from '../services/projects/detected-framework.ts';
+import { decodeJson } from '../lib/json-column.ts';
+import { z } from 'zod';
+
+/** A build job's payload (queue-deployment.ts writes it). */
+const BuildPayload = z.object({ deploymentId: z.string() });
 
 export interface BuildJobOptions {
   artifacts: ArtifactStore;
@@ -70,7 +76,7 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
     fairness: buildsPerOrganization(deps.config.plans),
 
     async handle(job, signal) {
-      const { deploymentId } = JSON.parse(job.payload) as { deploymentId: string };
+      const { deploymentId } = decodeJson(BuildPayload, job.payload, `Job ${job.id}'s payload`);
       const deployment = await deps.db
         .selectFrom('deployments')
         .selectAll()
@@ -106,7 +112,7 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
     },
 
     async onExhausted(job, reason) {
-      const { deploymentId } = JSON.parse(job.payload) as { deploymentId: string };
+      const { deploymentId } = decodeJson(BuildPayload, job.payload, `Job ${job.id}'s payload`);
       const message = `The build could not complete: ${reason}`;
       const logs = await createLogBuffer(deps, deploymentId, { limitBytes: deps.config.buildLogLimitBytes });
       logs.note(failedLine(deploymentId, message));
@@ -251,7 +257,7 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
         await rm(dir, { recursive: true, force: true });
         await mkdir(dir, { recursive: true });
         logs.note(`==> Storing ${files.length} uploaded files, prebuilt: no build`);
-        const stored = await materializeFiles(createUploadStore(deps.config.uploads.dir), files, dir)
+        const stored = await materializeFiles(uploadStoreOf(deps.config), files, dir)
           .then(() =>
             opts.artifacts.storeDirectory(dir, {
               maxBytes: deps.config.maxOutputBytes,
@@ -297,8 +303,7 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
             ? {
                 files: {
                   count: files.length,
-                  write: (dir: string) =>
-                    materializeFiles(createUploadStore(deps.config.uploads.dir), files, dir),
+                  write: (dir: string) => materializeFiles(uploadStoreOf(deps.config), files, dir),
                 },
               }
             : {}),
@@ -370,6 +375,7 @@ export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
           })
           .where('id', '=', id)
           .execute();
+        await recordDetectedFramework(deps.db, deployment, result.framework);
       }
       await goLive();
     }

@@ -36,12 +36,13 @@ export function createCipher(key: Buffer): Cipher {
   };
 }
 
-/** The key from SLIPWAY_ENCRYPTION_KEY, else from `<dataDir>/encryption.key`, generated on first start. */
-export function loadEncryptionKey(
-  configured: string | undefined,
-  dataDir: string,
-  log: (msg: string) => void,
-): Buffer {
+export const KEY_FILE = 'encryption.key';
+
+/**
+ * The key from SLIPWAY_ENCRYPTION_KEY, else from `<dataDir>/encryption.key`; null when neither
+ * is there (nothing is generated: `slipway backup` and `restore` use this).
+ */
+export function findEncryptionKey(configured: string | undefined, dataDir: string): Buffer | null {
   if (configured) {
     const key = Buffer.from(configured, 'base64');
     if (key.length !== 32) {
@@ -51,12 +52,22 @@ export function loadEncryptionKey(
     }
     return key;
   }
-  const file = join(dataDir, 'encryption.key');
-  if (existsSync(file)) {
-    const key = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64');
-    if (key.length !== 32) throw new ConfigError(`${file} does not hold a 32-byte base64 key`);
-    return key;
-  }
+  const file = join(dataDir, KEY_FILE);
+  if (!existsSync(file)) return null;
+  const key = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64');
+  if (key.length !== 32) throw new ConfigError(`${file} does not hold a 32-byte base64 key`);
+  return key;
+}
+
+/** The key from SLIPWAY_ENCRYPTION_KEY, else from `<dataDir>/encryption.key`, generated on first start. */
+export function loadEncryptionKey(
+  configured: string | undefined,
+  dataDir: string,
+  log: (msg: string) => void,
+): Buffer {
+  const found = findEncryptionKey(configured, dataDir);
+  if (found) return found;
+  const file = join(dataDir, KEY_FILE);
   const key = randomBytes(32);
   writeFileSync(file, key.toString('base64') + '\n', { mode: 0o600 });
   log(`Generated an encryption key in ${file}; back it up, or set SLIPWAY_ENCRYPTION_KEY.`);

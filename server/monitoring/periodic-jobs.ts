@@ -1,5 +1,7 @@
 import type { JobHandler } from '../jobs/worker.ts';
 import type { Deps } from '../services/deps.ts';
+import { decodeJson } from '../lib/json-column.ts';
+import { z } from 'zod';
 
 /** A job that runs once per interval across every worker process sharing the database. */
 export interface PeriodicJob extends JobHandler {
@@ -61,7 +63,7 @@ export async function ensureSlotJob(deps: SchedulerDeps, job: Pick<PeriodicJob, 
 /** True when a run is for a slot long gone (the workers were down): skip it, the current slot runs. */
 export function isStale(payload: string, intervalMs: number, now: Date): boolean {
   try {
-    const { slot } = JSON.parse(payload) as SlotPayload;
+    const { slot } = decodeJson(z.object({ slot: z.string() }), payload, 'A periodic job’s payload');
     return now.getTime() - Date.parse(slot) > 2 * intervalMs;
   } catch {
     return false;

@@ -1,4 +1,7 @@
 import { join } from 'node:path';
+import type { Config } from '../config.ts';
+import { blobStoreOf } from '../storage/open-blob-store.ts';
+import { createDiskCache, localFilesOf, type LocalFiles } from '../storage/local-files.ts';
 import type { Server } from 'node:http';
 import { redactUrl } from '../lib/redact-url.ts';
 import { createArtifactReader } from '../edge/artifact-reader.ts';
@@ -60,7 +63,8 @@ export async function startEdge(deps: Deps, sandbox: Sandbox, opts: EdgeOptions 
   const supervisor = sampler.supervisor;
   // One reader for the launcher and the edge: the edge reads server apps' routing rules from the
   // same manifests the launcher writes the apps out from.
-  const artifacts = createArtifactReader(config.artifactsDir, { maxBytes: config.edgeManifestCacheBytes });
+  const { files, localRoot } = await edgeFilesOf(config);
+  const artifacts = createArtifactReader(files, { maxBytes: config.edgeManifestCacheBytes });
   const launcher = createRuntimeLauncher({
     supervisor,
     artifacts,
@@ -80,7 +84,7 @@ export async function startEdge(deps: Deps, sandbox: Sandbox, opts: EdgeOptions 
   const recorder = createRequestRecorder(deps);
   const server = createEdgeServer({
     resolver,
-    artifactsRoot: config.artifactsDir,
+    artifactsRoot: localRoot,
     artifacts,
     fileCacheBytes: config.edgeFileCacheBytes,
     supervisor,
@@ -150,6 +154,17 @@ export async function startEdge(deps: Deps, sandbox: Sandbox, opts: EdgeOptions 
     supervisor,
     stop: stopAll,
   };
+}
+
+/**
+ * The artifacts' files as this edge reads them: in the artifacts directory, or (object storage)
+ * fetched once into its own bounded cache on disk. `localRoot` holds its compressed copies.
+ */
+export async function edgeFilesOf(config: Config): Promise<{ files: LocalFiles; localRoot: string }> {
+  const store = blobStoreOf(config);
+  if (!config.objectStorage) return { files: localFilesOf(store), localRoot: config.artifactsDir };
+  const { dir, maxBytes } = config.edgeDiskCache;
+  return { files: await createDiskCache(store, { dir: join(dir, 'objects'), maxBytes }), localRoot: dir };
 }
 
 /** How the edge tells the monitoring run's probes from visitors (they are not counted as traffic). */

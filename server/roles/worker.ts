@@ -1,4 +1,5 @@
 import { createArtifactStore } from '../builder/artifacts.ts';
+import { blobStoreOf } from '../storage/open-blob-store.ts';
 import { probeTokens } from '../monitoring/probe-token.ts';
 import { createBuildJob } from '../jobs/build-job.ts';
 import { probeDeployment } from '../jobs/probe-deployment.ts';
@@ -24,7 +25,7 @@ export async function startWorkerRole(
   opts: { lookup?: LookupAll } = {},
 ): Promise<WorkerRole> {
   const { config } = deps;
-  const artifacts = createArtifactStore(config.artifactsDir);
+  const artifacts = createArtifactStore(blobStoreOf(config));
   const probeToken = probeTokens(deps);
   const build = createBuildJob(deps, {
     artifacts,

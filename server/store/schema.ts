@@ -70,6 +70,8 @@ export interface ProjectsTable {
   branch: string;
   /** The user's setting; null: detect on every build. */
   framework: string | null;
+  /** What the newest build detected (migration 028); `framework` is the user's setting. */
+  detected_framework: string | null;
   /** Build settings; null: detect. An empty command skips that step. */
   install_command: string | null;
   build_command: string | null;

@@ -1,4 +1,4 @@
-import { chmod, copyFile, mkdir } from 'node:fs/promises';
+import { chmod, mkdir } from 'node:fs/promises';
 import { dirname, join, relative, sep } from 'node:path';
 import pLimit from 'p-limit';
 import { BuildError } from '../builder/build-error.ts';
@@ -27,15 +27,10 @@ export async function materializeFiles(
         }
         for (let d = dirname(target); d !== dir; d = dirname(d)) made.add(d);
         await mkdir(dirname(target), { recursive: true });
-        try {
-          await copyFile(store.path(f.sha256), target);
-        } catch (err) {
-          if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
-            throw new BuildError(
-              `The uploaded file ${f.path} (${f.sha256.slice(0, 12)}...) is no longer stored: upload it again and redeploy.`,
-            );
-          }
-          throw err;
+        if (!(await store.copyTo(f.sha256, target))) {
+          throw new BuildError(
+            `The uploaded file ${f.path} (${f.sha256.slice(0, 12)}...) is no longer stored: upload it again and redeploy.`,
+          );
         }
         await chmod(target, f.mode);
         made.add(target);

@@ -1,9 +1,12 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { copyFile, mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Transform, type Readable } from 'node:stream';
+import { Transform, Writable, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import type { Config } from '../config.ts';
+import { hashKey, type BlobStore } from '../storage/blob-store.ts';
+import { blobStoreOf } from '../storage/open-blob-store.ts';
 
 /** Why an upload was refused; the bytes are not kept. */
 export class UploadRefused extends Error {
@@ -17,14 +20,14 @@ export class UploadRefused extends Error {
 }
 
 export interface UploadStore {
-  /** `<root>/<first two hex>/<sha256>`, whether or not it is there. */
-  path(sha256: string): string;
+  /** Copies the stored file to `dest`; false when it is not there. */
+  copyTo(sha256: string, dest: string): Promise<boolean>;
   /** The size of the stored file, or null when it is not there. */
   size(sha256: string): Promise<number | null>;
   /**
    * Streams `body` into the store as `sha256`. The bytes must hash to it and be at most
-   * `maxBytes`; otherwise UploadRefused and nothing is kept. Written aside and renamed, so a
-   * reader never sees half a file. Returns the size.
+   * `maxBytes`; otherwise UploadRefused and nothing is kept. Received aside and stored whole, so
+   * a reader never sees half a file. Returns the size.
    */
   put(sha256: string, body: Readable, maxBytes: number): Promise<number>;
   /**
@@ -32,6 +35,11 @@ export interface UploadStore {
    * them): the caller records them first, and a refused upload never shows in the store.
    */
   receive(sha256: string, body: Readable, maxBytes: number): Promise<Received>;
+  /**
+   * Reads `body` to its end and checks that it hashes to `sha256` within `maxBytes`, keeping
+   * nothing (for a file the store has already): UploadRefused otherwise.
+   */
+  verify(sha256: string, body: Readable, maxBytes: number): Promise<number>;
   remove(sha256: string): Promise<void>;
 }
 
@@ -42,35 +50,47 @@ export interface Received {
   drop(): Promise<void>;
 }
 
-/**
- * Uploaded files by content, under the artifacts directory (shared by every machine that builds
- * and serves). Which organization may use which file is the database's business.
- */
-export function createUploadStore(root: string): UploadStore {
-  const path = (sha256: string) => join(root, sha256.slice(0, 2), sha256);
-  const receive = async (sha256: string, body: Readable, maxBytes: number): Promise<Received> => {
-    const dir = join(root, sha256.slice(0, 2));
-    await mkdir(dir, { recursive: true });
-    const tmp = join(dir, `.${sha256}.${randomBytes(6).toString('hex')}.tmp`);
-    const hash = createHash('sha256');
-    let size = 0;
-    const count = new Transform({
-      transform(chunk: Buffer, _enc, done) {
-        size += chunk.length;
-        if (size > maxBytes) {
-          done(new UploadRefused('size', `is larger than the limit of ${maxBytes} bytes for one file`));
-          return;
-        }
-        hash.update(chunk);
-        done(null, chunk);
-      },
-    });
-    try {
-      await pipeline(body, count, createWriteStream(tmp, { mode: 0o644 }));
-      const actual = hash.digest('hex');
-      if (actual !== sha256) {
-        throw new UploadRefused('hash', `does not match the bytes sent, which hash to ${actual}`);
+/** Passes bytes through, counting them against `maxBytes`; `check()` compares their hash. */
+function hashingCounter(sha256: string, maxBytes: number) {
+  const hash = createHash('sha256');
+  let size = 0;
+  const stream = new Transform({
+    transform(chunk: Buffer, _enc, done) {
+      size += chunk.length;
+      if (size > maxBytes) {
+        done(new UploadRefused('size', `is larger than the limit of ${maxBytes} bytes for one file`));
+        return;
       }
+      hash.update(chunk);
+      done(null, chunk);
+    },
+  });
+  const check = (): number => {
+    const actual = hash.digest('hex');
+    if (actual !== sha256) {
+      throw new UploadRefused('hash', `does not match the bytes sent, which hash to ${actual}`);
+    }
+    return size;
+  };
+  return { stream, check };
+}
+
+/**
+ * Uploaded files by content, `uploads/<first two hex>/<sha256>` in the blob store (the artifacts
+ * directory, shared by every machine that builds and serves, or object storage). Bytes are
+ * received into `stagingDir` on this machine and checked there. Which organization may use
+ * which file is the database's business.
+ */
+export function createUploadStore(blobs: BlobStore, stagingDir: string): UploadStore {
+  const key = (sha256: string) => hashKey('uploads', sha256);
+  const receive = async (sha256: string, body: Readable, maxBytes: number): Promise<Received> => {
+    await mkdir(stagingDir, { recursive: true });
+    const tmp = join(stagingDir, `.${sha256}.${randomBytes(6).toString('hex')}.tmp`);
+    const counter = hashingCounter(sha256, maxBytes);
+    let size: number;
+    try {
+      await pipeline(body, counter.stream, createWriteStream(tmp, { mode: 0o644 }));
+      size = counter.check();
     } catch (err) {
       await rm(tmp, { force: true });
       throw err;
@@ -79,20 +99,33 @@ export function createUploadStore(root: string): UploadStore {
       size,
       keep: async () => {
         try {
-          await rename(tmp, path(sha256));
-        } catch (err) {
+          await blobs.putIfAbsent(key(sha256), { file: tmp, move: true });
+        } finally {
           await rm(tmp, { force: true });
-          throw err;
         }
       },
       drop: () => rm(tmp, { force: true }),
     };
   };
   return {
-    path,
+    async copyTo(sha256, dest) {
+      const local = blobs.localPath?.(key(sha256));
+      if (local) {
+        return copyFile(local, dest).then(
+          () => true,
+          (err: unknown) => {
+            if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+            throw err;
+          },
+        );
+      }
+      const body = await blobs.stream(key(sha256));
+      if (!body) return false;
+      await pipeline(body, createWriteStream(dest, { mode: 0o644 }));
+      return true;
+    },
     async size(sha256) {
-      const s = await stat(path(sha256)).catch(() => null);
-      return s?.isFile() ? s.size : null;
+      return (await blobs.head(key(sha256)))?.size ?? null;
     },
     async put(sha256, body, maxBytes) {
       const received = await receive(sha256, body, maxBytes);
@@ -100,8 +133,18 @@ export function createUploadStore(root: string): UploadStore {
       return received.size;
     },
     receive,
+    async verify(sha256, body, maxBytes) {
+      const counter = hashingCounter(sha256, maxBytes);
+      await pipeline(body, counter.stream, new Writable({ write: (_c, _e, done) => done() }));
+      return counter.check();
+    },
     async remove(sha256) {
-      await rm(path(sha256), { force: true });
+      await blobs.delete(key(sha256));
     },
   };
+}
+
+/** The service's upload store: in its blob store, received in the artifacts directory's `tmp`. */
+export function uploadStoreOf(config: Pick<Config, 'artifactsDir' | 'objectStorage'>): UploadStore {
+  return createUploadStore(blobStoreOf(config), join(config.artifactsDir, 'tmp'));
 }

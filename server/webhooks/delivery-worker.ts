@@ -6,6 +6,8 @@ import { DELIVERY_JOB } from './outbox.ts';
 import { postPinned, postWithFetch } from './post-pinned.ts';
 import { dropOrphan, recordAttempt, skipDelivery } from './record-attempt.ts';
 import { systemLookup, type LookupAll } from './ssrf.ts';
+import { decodeJson } from '../lib/json-column.ts';
+import { z } from 'zod';
 
 export interface DeliveryWorkerOptions {
   /** Replaces the HTTP transport (tests). It cannot pin the checked address; the default does. */
@@ -152,7 +154,7 @@ export function startDeliveryWorker(deps: DeliveryDeps, opts: DeliveryWorkerOpti
 /** The stored payload with `timestamp` set to `at`; anything unparsable is sent as stored. */
 function restamp(payload: string, at: string): string {
   try {
-    const parsed = JSON.parse(payload) as Record<string, unknown>;
+    const parsed = decodeJson(z.record(z.string(), z.unknown()), payload, 'A delivery’s payload');
     return JSON.stringify({ ...parsed, timestamp: at });
   } catch {
     return payload;

@@ -1,8 +1,10 @@
 import type { Kysely } from 'kysely';
-import type { WebhookEvent } from '../../api/schemas/webhooks.ts';
+import { WebhookEvent } from '../../api/schemas/webhooks.ts';
 import { newId } from '../lib/ids.ts';
 import type { Database } from '../store/schema.ts';
 import type { Deps } from '../services/deps.ts';
+import { decodeJson } from '../lib/json-column.ts';
+import { z } from 'zod';
 
 export const DELIVERY_JOB = 'webhook.deliver';
 
@@ -25,7 +27,9 @@ export async function recordEvent(
     .where('project_id', '=', projectId)
     .where('active', '=', 1)
     .execute();
-  const subscribed = hooks.filter((h) => (JSON.parse(h.events) as string[]).includes(event));
+  const subscribed = hooks.filter((h) =>
+    decodeJson(z.array(WebhookEvent), h.events, `Webhook ${h.id}'s events`).includes(event),
+  );
   if (subscribed.length === 0) return 0;
   const now = deps.clock.now().toISOString();
   const payload = JSON.stringify({ event, timestamp: now, data });

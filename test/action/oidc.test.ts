@@ -28,6 +28,12 @@ describe('the action without a stored token (OIDC)', () => {
     const jwk = { ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'RS256' };
     github = createServer((req, res) => {
       const url = new URL(req.url ?? '/', 'http://localhost');
+      if (url.pathname === '/.well-known/openid-configuration') {
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ issuer: githubUrl, jwks_uri: `${githubUrl}/.well-known/jwks` }));
+        return;
+      }
       if (url.pathname === '/.well-known/jwks') {
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [jwk] }));
         return;

@@ -6,13 +6,17 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createArtifactStore } from '../../server/builder/artifacts.ts';
+import type { BlobStore } from '../../server/storage/blob-store.ts';
 import { newId, randomString } from '../../server/lib/ids.ts';
 import type { Kysely } from 'kysely';
 import type { Database, DeploymentsTable, ProjectsTable } from '../../server/store/schema.ts';
 import type { TestApp } from './app.ts';
 
-/** Stores `files` (site path -> content) as a real artifact under `root`; returns its id. */
-export async function storeSite(root: string, files: Record<string, string | Buffer>): Promise<string> {
+/** Stores `files` (site path -> content) as a real artifact under `root` (or in a blob store); returns its id. */
+export async function storeSite(
+  root: string | BlobStore,
+  files: Record<string, string | Buffer>,
+): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'slipway-site-'));
   // Server apps run as the sandbox's user, who must be able to read their files.
   chmodSync(dir, 0o755);
@@ -84,6 +88,7 @@ export function projectRow(orgId: string, now: string, values: Partial<ProjectsT
     repository_credentials: null,
     branch: 'main',
     framework: null,
+    detected_framework: null,
     install_command: null,
     build_command: null,
     output_directory: null,

@@ -117,3 +117,69 @@ describe('configuration of plan limits', () => {
     );
   });
 });
+
+describe('configuration of object storage', () => {
+  const base = { SLIPWAY_DATA_DIR: '/tmp/slipway-config-test' };
+  const keys = { SLIPWAY_OBJECT_STORAGE_KEY_ID: 'id', SLIPWAY_OBJECT_STORAGE_SECRET: 'secret' };
+
+  it('keeps the artifacts directory by default, and a 10 GiB edge disk cache', () => {
+    expect(loadConfig(base).objectStorage).toBeUndefined();
+    expect(loadConfig(base).edgeDiskCache).toEqual({
+      dir: '/tmp/slipway-config-test/edge-cache',
+      maxBytes: 10 * 1024 ** 3,
+    });
+  });
+
+  it('reads an S3-compatible endpoint by path, and AWS S3 by its region, with either kind of credentials', () => {
+    expect(
+      loadConfig({
+        ...base,
+        ...keys,
+        SLIPWAY_OBJECT_STORAGE: 's3://builds/slipway/prod?endpoint=http://127.0.0.1:9000',
+      }).objectStorage,
+    ).toMatchObject({
+      bucket: 'builds',
+      prefix: 'slipway/prod/',
+      bucketUrl: 'http://127.0.0.1:9000/builds/',
+      region: 'us-east-1',
+      accessKeyId: 'id',
+    });
+    expect(
+      loadConfig({
+        ...base,
+        SLIPWAY_OBJECT_STORAGE: 's3://builds',
+        AWS_ACCESS_KEY_ID: 'AKIA',
+        AWS_SECRET_ACCESS_KEY: 's',
+        AWS_SESSION_TOKEN: 't',
+        AWS_REGION: 'eu-west-1',
+      }).objectStorage,
+    ).toMatchObject({
+      prefix: '',
+      bucketUrl: 'https://builds.s3.eu-west-1.amazonaws.com/',
+      region: 'eu-west-1',
+      sessionToken: 't',
+    });
+  });
+
+  it('refuses a setting it cannot use, naming it and what is expected', () => {
+    const bad: [Record<string, string>, string][] = [
+      [
+        { SLIPWAY_OBJECT_STORAGE: 'http://bucket', ...keys },
+        'SLIPWAY_OBJECT_STORAGE must be an s3:// URL naming the bucket',
+      ],
+      [{ SLIPWAY_OBJECT_STORAGE: 's3://b' }, 'SLIPWAY_OBJECT_STORAGE needs credentials'],
+      [
+        { SLIPWAY_OBJECT_STORAGE: 's3://b?endpoint=ftp://x', ...keys },
+        "SLIPWAY_OBJECT_STORAGE's endpoint must be an http(s) URL",
+      ],
+      [{ SLIPWAY_OBJECT_STORAGE: 's3://b?bucket_style=x', ...keys }, 'unknown option "bucket_style"'],
+      [{ SLIPWAY_OBJECT_STORAGE: 's3://id:secret@b', ...keys }, 'must not hold credentials'],
+      [
+        { SLIPWAY_OBJECT_STORAGE: 's3://b/Upper', ...keys },
+        "SLIPWAY_OBJECT_STORAGE's prefix must be lowercase",
+      ],
+      [{ SLIPWAY_EDGE_DISK_CACHE: 'lots' }, 'SLIPWAY_EDGE_DISK_CACHE must be a size such as 10GiB'],
+    ];
+    for (const [env, message] of bad) expect(() => loadConfig({ ...base, ...env })).toThrow(message);
+  });
+});

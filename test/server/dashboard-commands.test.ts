@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -76,6 +76,58 @@ describe('commands the dashboard suggests', () => {
     const after = await (await fetch(`${s.apiUrl}/`, { headers: { cookie } })).text();
     expect(after).toContain('my-site');
     expect(after).not.toContain('No projects yet');
+  });
+
+  it("an empty project's page tells how to deploy a folder to it, and that command deploys one", async () => {
+    const user = await s.user('uploader@example.com');
+    const org = (await s.client(user.token).organizations.get(user.orgId)).name;
+    const signIn = await fetch(`${s.apiUrl}/sign-in`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: s.apiUrl },
+      body: new URLSearchParams({ token: user.token, next: '/' }).toString(),
+    });
+    const cookie = signIn.headers.get('set-cookie')!.split(';')[0]!;
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(
+      await (await fetch(`${s.apiUrl}/new`, { headers: { cookie } })).text(),
+    )![1]!;
+    // Made with the dashboard's New project form, "Empty, for uploaded files".
+    const made = await fetch(`${s.apiUrl}/new`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie, 'content-type': 'application/x-www-form-urlencoded', origin: s.apiUrl },
+      body: new URLSearchParams({
+        _csrf: csrf,
+        organizationId: user.orgId,
+        name: 'folder-site',
+        source: 'upload',
+      }),
+    });
+    expect(made.status).toBe(303);
+    const page = await (
+      await fetch(new URL(made.headers.get('location')!, s.apiUrl), { headers: { cookie } })
+    ).text();
+    const line = command(page);
+    expect(line).toBe(`npx slipway deploy <folder> --project folder-site --org ${org} --prod`);
+    const folder = mkdtempSync(join(tmpdir(), 'slipway-dashboard-folder-'));
+    writeFileSync(join(folder, 'index.html'), '<h1>from a folder</h1>');
+    try {
+      const deployed = await run(line.replace('<folder>', folder), {
+        SLIPWAY_API_URL: s.apiUrl,
+        SLIPWAY_TOKEN: user.token,
+        HOME: home,
+      });
+      expect(deployed.code, deployed.stderr).toBe(0);
+      const url = deployed.stdout.trim();
+      expect(url).toMatch(/^http:\/\/\S+$/);
+      const project = (await s.client(user.token).projects.list({ org: user.orgId })).data.find(
+        (p) => p.name === 'folder-site',
+      )!;
+      expect(project.productionDeploymentId).not.toBeNull();
+      expect(project.deploymentUrl).toBe(url);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
   });
 
   it('links to the port the API listens on when it was started on a free one (PORT=0)', async () => {

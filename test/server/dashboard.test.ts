@@ -472,7 +472,7 @@ describe('dashboard', () => {
     expect(page.body).toContain('Revoke cms');
     const { cookie: viewerCookie } = await session(viewer);
     const seen = await get(viewerCookie, path);
-    expect(seen.body).toContain('<td>cms</td>');
+    expect(seen.body).toContain('<td data-label="Name">cms</td>');
     expect(seen.body).not.toContain('Make deploy hook');
     expect(seen.body).not.toContain('Revoke cms');
 
@@ -511,7 +511,7 @@ describe('dashboard', () => {
     const metrics = await get(cookie, `/projects/${projectId}/metrics?period=7d`);
     expect(metrics.statusCode).toBe(200);
     expect(metrics.body).toContain('Traffic over 7d');
-    expect(metrics.body).toMatch(/<svg\s+role="img"\s+aria-label="Requests: total \d+/);
+    expect(metrics.body).toMatch(/<svg\s+role="img"\s+aria-label="Requests per hour: \d+ requests/);
     const badPeriod = await get(cookie, `/projects/${projectId}/metrics?period=1y`);
     expect(badPeriod.statusCode).toBe(400);
     expect(badPeriod.body).toContain('period');

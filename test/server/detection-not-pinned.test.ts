@@ -50,7 +50,8 @@ describe('framework detection does not pin itself', { timeout: 120_000 }, () => 
     const first = await deploy(project.id);
     expect(first).toMatchObject({ status: 'live', framework: 'static' });
     expect(await (await s.fetchFromEdge(first.url)).text()).toBe('<h1>static page</h1>');
-    expect((await api.projects.get(project.id)).framework).toBeNull();
+    // The seed's field reports what was detected; the setting stays unset.
+    expect(await api.projects.get(project.id)).toMatchObject({ framework: 'static', frameworkSetting: null });
 
     repo.commit(
       {
@@ -71,5 +72,15 @@ describe('framework detection does not pin itself', { timeout: 120_000 }, () => 
     }
     // The first deployment keeps serving what it was.
     expect(await (await s.fetchFromEdge(first.url)).text()).toBe('<h1>static page</h1>');
+    // The project reports the newest build's detection, and a setting wins until it is unset.
+    expect(await api.projects.get(project.id)).toMatchObject({ framework: 'node', frameworkSetting: null });
+    expect(await api.projects.update(project.id, { framework: 'static' })).toMatchObject({
+      framework: 'static',
+      frameworkSetting: 'static',
+    });
+    expect(await api.projects.update(project.id, { framework: null })).toMatchObject({
+      framework: 'node',
+      frameworkSetting: null,
+    });
   });
 });

@@ -25,6 +25,7 @@ describe('trust policies and the OIDC exchange', () => {
   let keys: { privateKey: CryptoKey; jwk: JWK };
   let stranger: CryptoKey;
   let jwksRequests = 0;
+  let discoveryRequests = 0;
   let alice: TestUser;
   let dev: TestUser;
   let projectId: string;
@@ -38,7 +39,13 @@ describe('trust policies and the OIDC exchange', () => {
     };
     stranger = (await generateKeyPair('RS256')).privateKey;
     issuer = createServer((req, res) => {
-      if (req.url === '/.well-known/jwks') {
+      // As GitHub's issuer: the discovery document names where the keys are (its jwks_uri).
+      if (req.url === '/.well-known/openid-configuration') {
+        discoveryRequests++;
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ issuer: issuerUrl, jwks_uri: `${issuerUrl}/keys/actions.json` }));
+      } else if (req.url === '/keys/actions.json') {
         jwksRequests++;
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [keys.jwk] }));
       } else res.writeHead(404).end();
@@ -315,6 +322,13 @@ describe('trust policies and the OIDC exchange', () => {
     expect((await exchange(await jwt({ ref: 'refs/tags/v1.2.0' }))).status).toBe(201);
   });
 
+  it('finds the keys through the issuer’s discovery document (its jwks_uri), read once', async () => {
+    // The issuer serves its keys at /keys/actions.json, a path only its discovery document names.
+    expect((await exchange(await jwt())).status).toBe(201);
+    expect(jwksRequests).toBeGreaterThan(0);
+    expect(discoveryRequests).toBe(1);
+  });
+
   it('refreshes the issuer’s keys when a token names a new kid', async () => {
     const before = jwksRequests;
     const pair = await generateKeyPair('RS256', { extractable: true });
@@ -330,6 +344,51 @@ describe('trust policies and the OIDC exchange', () => {
     const unknown = await exchange(await jwt({}, { kid: 'key-3' }));
     expect(unknown.status).toBe(401);
     expect(unknown.body.error.message).toContain('no key with its key id');
+  });
+
+  it('refuses, saying why, a policy whose author has left the organization or lost the role', async () => {
+    const bob = await t.user('bob@example.com');
+    await addMember(t, alice.orgId, bob, 'admin');
+    const solo = (
+      await t.call(alice, 'POST', '/v1/projects', {
+        name: 'solo',
+        repositoryUrl: 'https://github.com/acme/solo.git',
+        organizationId: alice.orgId,
+      })
+    ).body.data.id as string;
+    const made = await t.call(bob, 'POST', `/v1/projects/${solo}/trust-policies`, {
+      repository: 'acme/solo',
+      repositoryId: 5151,
+    });
+    expect(made.status, made.text).toBe(201);
+    const soloJob = async () =>
+      exchange(await jwt({ repository: 'acme/solo', repository_id: '5151' }, { kid: keys.jwk.kid }), solo);
+    expect((await soloJob()).status).toBe(201);
+
+    const members = `/v1/organizations/${alice.orgId}/members/bob@example.com`;
+    expect((await t.call(alice, 'PATCH', members, { role: 'viewer' })).status).toBe(200);
+    const demoted = await soloJob();
+    expect(demoted.status).toBe(403);
+    expect(demoted.body.error.message).toBe(
+      `The trust policy of project solo that accepts this job was made by bob@example.com, who is now viewer, below the policy's role developer: an admin of the project makes a new policy (POST /v1/projects/${solo}/trust-policies) and removes this one (DELETE /v1/projects/${solo}/trust-policies/${made.body.data.id})`,
+    );
+    expect((await t.call(alice, 'DELETE', members)).status).toBe(200);
+    const left = await soloJob();
+    expect(left.status).toBe(403);
+    expect(left.body.error.message).toContain(
+      'was made by bob@example.com, who is no longer a member of its organization, and its tokens act as them',
+    );
+    // The remedy the message names works: a policy of a current admin.
+    await t.call(alice, 'DELETE', `/v1/projects/${solo}/trust-policies/${made.body.data.id}`);
+    const remade = await t.call(alice, 'POST', `/v1/projects/${solo}/trust-policies`, {
+      repository: 'acme/solo',
+      repositoryId: 5151,
+    });
+    expect(remade.status).toBe(201);
+    const ok = await soloJob();
+    expect(ok.status, ok.text).toBe(201);
+    const deployed = await t.call(ok.body.data.token as string, 'GET', `/v1/projects/${solo}/deployments`);
+    expect(deployed.status).toBe(200);
   });
 
   it('lets only admins manage policies, and never grants more than developer', async () => {

@@ -10,6 +10,7 @@ import { listDeployments } from '../../server/services/deployments/list-deployme
 import type { Actor, Deps } from '../../server/services/deps.ts';
 import { listDomains } from '../../server/services/domains/list-domains.ts';
 import { listEnvVars } from '../../server/services/env/list-env-vars.ts';
+import { getMetricSeries } from '../../server/services/monitoring/get-metric-series.ts';
 import { listAlerts } from '../../server/services/monitoring/list-alerts.ts';
 import { listMembers } from '../../server/services/organizations/list-members.ts';
 import { encodeCursor } from '../../server/services/pagination.ts';
@@ -244,6 +245,22 @@ describe(`query plans (${testDialect()})`, () => {
       expect(trafficPlan, trafficPlan).toMatch(
         /Index (Only )?Scan using traffic_rollups_age on traffic_rollups/,
       );
+  });
+
+  it("the dashboard's metrics series reads one project's rows of one span by a range of its key, in order", async () => {
+    const text = await plan(
+      t.deps.db,
+      await captured('traffic_rollups', () => getMetricSeries(traced, actor, projectId, '7d')),
+    );
+    if (testDialect() === 'sqlite') {
+      expect(text, text).toMatch(
+        /SEARCH traffic_rollups USING (COVERING )?INDEX \S+ \(project_id=\? AND span=\? AND bucket_start>\? AND bucket_start<\?\)/,
+      );
+      expect(text, text).not.toMatch(/TEMP B-TREE/);
+    } else {
+      expect(text, text).toMatch(/Index (Only )?Scan using \S+ on traffic_rollups/);
+      expect(text, text).not.toMatch(/Seq Scan|Sort Key/);
+    }
   });
 
   it("the edge's look-up of a service label reads both meanings by their host indexes", async () => {

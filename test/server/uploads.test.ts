@@ -1,17 +1,32 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanUploads } from '../../server/services/uploads/clean-uploads.ts';
 import { decodeBuildSpec } from '../../server/builder/build-spec.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { ManualClock } from '../helpers/clock.ts';
+import { s3ServerMissing, startS3Server, type S3Server } from '../helpers/s3-server.ts';
+import { hashKey } from '../../server/storage/blob-store.ts';
+import { blobStoreOf } from '../../server/storage/open-blob-store.ts';
 import { addMember } from '../helpers/members.ts';
 
 const sha = (s: string | Buffer) => createHash('sha256').update(s).digest('hex');
 const HOUR = 3_600_000;
 
-describe('uploads: files by content', () => {
+let s3: S3Server | undefined;
+beforeAll(async () => {
+  if (!s3ServerMissing) s3 = await startS3Server();
+});
+afterAll(() => s3?.stop());
+
+/** The same suite with the files in the artifacts directory and in object storage (s3rver). */
+describe.each([
+  ['the artifacts directory', ''],
+  ['object storage', s3ServerMissing],
+])('uploads: files by content, kept in %s%s', (where, skip) => {
+  if (skip) {
+    it.skip('needs s3rver', () => {});
+    return;
+  }
   let t: TestApp;
   let alice: TestUser;
   let viewer: TestUser;
@@ -23,7 +38,11 @@ describe('uploads: files by content', () => {
   beforeAll(async () => {
     t = await createTestApp({
       clock,
-      env: { SLIPWAY_MAX_UPLOAD_SIZE: '64KiB', SLIPWAY_MAX_UPLOAD_FILES: '5' },
+      env: {
+        SLIPWAY_MAX_UPLOAD_SIZE: '64KiB',
+        SLIPWAY_MAX_UPLOAD_FILES: '5',
+        ...(where === 'object storage' ? s3!.env(`uploads-${Date.now()}`) : {}),
+      },
     });
     alice = await t.user('alice@example.com');
     viewer = await t.user('viewer@example.com');
@@ -61,7 +80,9 @@ describe('uploads: files by content', () => {
     expect(res.status).toBe(200);
     return res.body.data.missing as string[];
   };
-  const storedPath = (hash: string) => join(t.deps.config.uploads.dir, hash.slice(0, 2), hash);
+  /** The stored bytes of an uploaded file, or null, wherever the store keeps them. */
+  const stored = async (hash: string) =>
+    (await blobStoreOf(t.deps.config).read(hashKey('uploads', hash)))?.toString() ?? null;
   const deploymentCount = async () =>
     Number(
       (
@@ -80,7 +101,7 @@ describe('uploads: files by content', () => {
     const first = await put(alice, pid, sha(index), index);
     expect(first.statusCode).toBe(201);
     expect(first.json()).toEqual({ success: true, data: { sha256: sha(index), size: index.length } });
-    expect(readFileSync(storedPath(sha(index)), 'utf8')).toBe(index);
+    expect(await stored(sha(index))).toBe(index);
     const again = await put(alice, pid, sha(index), index);
     expect(again.statusCode).toBe(200);
     expect(await missing(alice, pid, [sha(index), sha(app)])).toEqual([sha(app)]);
@@ -101,8 +122,19 @@ describe('uploads: files by content', () => {
         { path: 'sha256', message: `does not match the bytes sent, which hash to ${sha('what I send')}` },
       ],
     });
-    expect(existsSync(storedPath(claimed))).toBe(false);
+    expect(await stored(claimed)).toBeNull();
     expect(await missing(alice, pid, [claimed])).toEqual([claimed]);
+
+    // The organization holds this hash already: wrong bytes under its name are still refused.
+    const held = '<p>held</p>';
+    expect((await put(alice, pid, sha(held), held)).statusCode).toBe(201);
+    const wrongHeld = await put(alice, pid, sha(held), 'not the held file');
+    expect(wrongHeld.statusCode).toBe(400);
+    expect(wrongHeld.json().error.details).toEqual([
+      { path: 'sha256', message: `does not match the bytes sent, which hash to ${sha('not the held file')}` },
+    ]);
+    expect(await stored(sha(held))).toBe(held);
+    expect((await put(alice, pid, sha(held), held)).statusCode).toBe(200);
 
     const big = Buffer.alloc(64 * 1024 + 1, 1);
     const tooBig = await put(alice, pid, sha(big), big);
@@ -110,7 +142,7 @@ describe('uploads: files by content', () => {
     expect(tooBig.json().error.details).toEqual([
       { path: 'body', message: `is larger than the limit of ${64 * 1024} bytes for one file` },
     ]);
-    expect(existsSync(storedPath(sha(big)))).toBe(false);
+    expect(await stored(sha(big))).toBeNull();
 
     const json = await put(alice, pid, sha('{}'), '{}', 'application/json');
     expect(json.statusCode).toBe(400);
@@ -258,16 +290,16 @@ describe('uploads: files by content', () => {
 
     clock.advance(24 * HOUR - 1);
     await cleanUploads(t.deps);
-    expect(existsSync(storedPath(sha(dropped)))).toBe(true);
+    expect(await stored(sha(dropped))).not.toBeNull();
     // Asking about a file counts as using it.
     expect(await missing(mallory, malloryPid, [sha(shared)])).toEqual([]);
     clock.advance(1);
     expect(await cleanUploads(t.deps)).toBeGreaterThanOrEqual(2);
-    expect(existsSync(storedPath(sha(dropped)))).toBe(false);
+    expect(await stored(sha(dropped))).toBeNull();
     expect(await missing(alice, pid, [sha(dropped), sha(shared)])).toEqual([sha(dropped), sha(shared)]);
-    expect(existsSync(storedPath(sha(kept)))).toBe(true);
+    expect(await stored(sha(kept))).not.toBeNull();
     // Mallory still has the shared file, so its bytes stay.
-    expect(existsSync(storedPath(sha(shared)))).toBe(true);
+    expect(await stored(sha(shared))).not.toBeNull();
     expect(await missing(mallory, malloryPid, [sha(shared)])).toEqual([]);
   });
 });

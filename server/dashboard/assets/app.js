@@ -53,6 +53,41 @@ function refreshRows(tbody) {
   schedule();
 }
 
+/**
+ * A deployment's status, polled while it is on its way: the badge changes as it does (queued,
+ * building, deploying), and the final state reloads the page, for its URL, reason and actions
+ * (when its build log streams, the log's end does that).
+ */
+function followStatus(status) {
+  const url = status.dataset.liveStatus;
+  const streaming = document.querySelector('ol.log[data-stream]') !== null;
+  const tick = async () => {
+    if (!document.hidden) {
+      try {
+        const res = await fetch(url, { headers: { accept: 'application/json' }, credentials: 'same-origin' });
+        const type = res.headers.get('content-type') || '';
+        if (res.ok && type.startsWith('application/json')) {
+          const d = await res.json();
+          const badge = status.querySelector('.badge');
+          if (badge && badge.dataset.status !== d.status) {
+            badge.className = `badge s-${d.status}`;
+            badge.dataset.status = d.status;
+            badge.textContent = d.status;
+          }
+          if (d.status === 'live' || d.status === 'failed') {
+            if (!streaming) window.location.reload();
+            return;
+          }
+        }
+      } catch {
+        // The next tick tries again.
+      }
+    }
+    setTimeout(tick, 1500);
+  };
+  setTimeout(tick, 1500);
+}
+
 /** Forms are sent once (a second click while the first is on its way does nothing); removals ask first. */
 function oncePerSubmit(form) {
   form.addEventListener('submit', (e) => {
@@ -77,6 +112,8 @@ function copyButton(button) {
 
 const log = document.querySelector('ol.log[data-stream]');
 if (log) followLog(log);
+const status = document.querySelector('[data-live-status]');
+if (status) followStatus(status);
 for (const tbody of document.querySelectorAll('tbody[data-live-rows]')) refreshRows(tbody);
 for (const form of document.querySelectorAll('form[method="post"]')) oncePerSubmit(form);
 for (const button of document.querySelectorAll('button[data-copy]')) copyButton(button);

@@ -39,6 +39,12 @@ export function confirmPage(
       <p>${WHAT[action](d, project)}</p>
       <form method="post" action="${path}/${action}" class="row">
         <input type="hidden" name="_csrf" value="${session?.csrf ?? ''}" />
+        ${
+          action === 'redeploy' &&
+          html`<label class="check"
+            ><input type="checkbox" name="cache" checked /> Use the build cache</label
+          >`
+        }
         <button type="submit" class="primary">${label}</button>
         <a href="${path}">Cancel</a>
       </form>

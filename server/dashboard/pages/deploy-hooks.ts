@@ -72,15 +72,15 @@ export function deployHooksPage(
               : ctx.hooks.map(
                   (h) =>
                     html`<tr>
-                      <td>${h.name}</td>
-                      <td>${h.branch}</td>
-                      <td><code>${h.urlPrefix}…</code></td>
-                      <td>${h.createdBy}</td>
-                      <td>${age(h.createdAt, ctx.now)}</td>
-                      <td>${age(h.lastUsedAt, ctx.now)}</td>
+                      <td data-label="Name">${h.name}</td>
+                      <td data-label="Branch">${h.branch}</td>
+                      <td data-label="URL"><code>${h.urlPrefix}…</code></td>
+                      <td data-label="Made by">${h.createdBy}</td>
+                      <td data-label="Made">${age(h.createdAt, ctx.now)}</td>
+                      <td data-label="Last used">${age(h.lastUsedAt, ctx.now)}</td>
                       ${
                         canEdit &&
-                        html`<td>
+                        html`<td data-label="Revoke">
                           <form
                             method="post"
                             action="${path}/${h.id}/delete"

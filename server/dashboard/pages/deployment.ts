@@ -4,7 +4,7 @@ import type { Role } from '../../../api/schemas/organizations.ts';
 import type { Project } from '../../../api/schemas/projects.ts';
 import { ansiToHtml } from '../ansi.ts';
 import { html, raw } from '../html.ts';
-import { age, duration, errorBox, layout, notice, statusBadge, type View } from '../layout.ts';
+import { age, duration, errorBox, layout, notice, originBadge, statusBadge, type View } from '../layout.ts';
 
 export type Action = 'promote' | 'rollback' | 'redeploy';
 
@@ -65,11 +65,25 @@ export function deploymentPage(view: View, data: DeploymentPageData) {
       { label: d.id },
     ],
     body: html`<h1>
-        Deployment <code>${d.id}</code> <span id="status">${statusBadge(d.status)}</span>${
-          d.id === project.productionDeploymentId ? html` <span class="badge prod">production</span>` : ''
-        }
+        Deployment <code>${d.id}</code>
+        <span
+          id="status"
+          aria-live="polite"
+          ${FINAL.has(d.status) ? '' : html` data-live-status="${path}/status"`}
+          >${statusBadge(d.status)}</span
+        >${d.id === project.productionDeploymentId ? html` <span class="badge prod">production</span>` : ''}${originBadge(d)}
       </h1>
       ${notice(data.message)} ${d.errorMessage ? errorBox(d.errorMessage) : ''}
+      ${
+        FINAL.has(d.status)
+          ? ''
+          : html`<noscript
+              ><p class="muted">
+                This page shows the deployment as it was when loaded: <a href="${path}">reload</a> to see how
+                it goes on.
+              </p></noscript
+            >`
+      }
       ${
         actions.length > 0 &&
         html`<ul class="actions">

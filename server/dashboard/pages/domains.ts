@@ -58,9 +58,9 @@ export function domainsPage(
               ${d.dnsRecords.map(
                 (r) =>
                   html`<tr>
-                    <td>${r.type}</td>
-                    <td><code>${r.name}</code></td>
-                    <td><code>${r.value}</code></td>
+                    <td data-label="Type">${r.type}</td>
+                    <td data-label="Name"><code>${r.name}</code></td>
+                    <td data-label="Value"><code>${r.value}</code></td>
                   </tr>`,
               )}
             </tbody>

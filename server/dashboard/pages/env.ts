@@ -74,14 +74,14 @@ export function envPage(
               : ctx.vars.map(
                   (v) =>
                     html`<tr>
-                      <td><code>${v.key}</code></td>
-                      <td>${v.environment}</td>
-                      <td>
+                      <td data-label="Name"><code>${v.key}</code></td>
+                      <td data-label="Environment">${v.environment}</td>
+                      <td data-label="Value">
                         ${v.encrypted ? html`<span class="muted">secret (hidden)</span>` : html`<code>${v.value}</code>`}
                       </td>
                       ${
                         canEdit &&
-                        html`<td>
+                        html`<td data-label="Change">
                           <div class="row">
                             <form
                               method="post"

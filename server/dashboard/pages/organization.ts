@@ -50,12 +50,14 @@ export function organizationPage(
               : projects.items.map(
                   (p) =>
                     html`<tr>
-                      <td><a href="${base}/projects/${p.id}">${p.name}</a></td>
-                      <td>${p.repositoryUrl ?? 'uploaded files'} <span class="muted">${p.branch}</span></td>
-                      <td>
+                      <td data-label="Project"><a href="${base}/projects/${p.id}">${p.name}</a></td>
+                      <td data-label="Repository">
+                        ${p.repositoryUrl ?? 'uploaded files'} <span class="muted">${p.branch}</span>
+                      </td>
+                      <td data-label="Production">
                         ${p.deploymentUrl ? html`<a href="${p.deploymentUrl}">${p.deploymentUrl}</a>` : html`<span class="muted">none yet</span>`}
                       </td>
-                      <td>${age(p.createdAt, now)}</td>
+                      <td data-label="Created">${age(p.createdAt, now)}</td>
                     </tr>`,
                 )
           }
@@ -91,13 +93,13 @@ export function organizationPage(
           ${members.map(
             (m) =>
               html`<tr>
-                <td>${m.email}</td>
-                <td>${m.role}</td>
-                <td>${m.status}</td>
-                <td>${age(m.joinedAt, now)}</td>
+                <td data-label="E-mail">${m.email}</td>
+                <td data-label="Role">${m.role}</td>
+                <td data-label="Status">${m.status}</td>
+                <td data-label="Joined">${age(m.joinedAt, now)}</td>
                 ${
                   isAdmin &&
-                  html`<td>
+                  html`<td data-label="Change">
                     <div class="row">
                       <form method="post" action="${path}/members/${encodeURIComponent(m.email)}" class="row">
                         ${csrf}

@@ -1,7 +1,8 @@
 import type { Deployment, ListDeploymentsQuery } from '../../../api/schemas/deployments.ts';
 import type { Project } from '../../../api/schemas/projects.ts';
+import { roleAtLeast } from '../../services/access.ts';
 import { html } from '../html.ts';
-import { age, errorBox, statusBadge, type View } from '../layout.ts';
+import { age, errorBox, originBadge, statusBadge, type View } from '../layout.ts';
 import { projectShell, type ProjectContext } from './project-shell.ts';
 import { pager } from './pager.ts';
 
@@ -15,6 +16,70 @@ export interface ProjectPageData extends ProjectContext {
   typed: Record<string, string>;
   error?: string | undefined;
   now: Date;
+  /** A notice of what was just done. */
+  message?: string | undefined;
+  /** The Deploy form as typed and the API's refusal of it, when it was refused. */
+  deploy?: { error: string; typed: Record<string, string> } | undefined;
+}
+
+/**
+ * Start a deployment, as Vercel's "Create Deployment" and Netlify's "Trigger deploy": a branch
+ * (the production branch by default) or an exact commit, with or without the build cache. A
+ * project without a repository deploys uploaded files: the page says how, with the CLI.
+ */
+function deployForm(view: View, data: ProjectPageData) {
+  const { base, session } = view;
+  const { project } = data;
+  if (!roleAtLeast(data.role, 'developer') || project.status !== 'active') return '';
+  if (!project.repositoryUrl) {
+    return html`<p class="deploy-upload">
+      This project deploys uploaded files. From a folder on your machine:
+      <code>npx slipway deploy &lt;folder&gt; --project ${project.name} --org ${data.orgName} --prod</code>
+    </p>`;
+  }
+  const typed = data.deploy?.typed ?? {};
+  const sent = data.deploy !== undefined;
+  return html`<details class="deploy" ${sent ? html` open` : ''}>
+    <summary class="button primary">Deploy</summary>
+    ${errorBox(data.deploy?.error)}
+    <form
+      method="post"
+      action="${base}/projects/${project.id}/deployments"
+      class="filters"
+      aria-label="Deploy"
+    >
+      <input type="hidden" name="_csrf" value="${session?.csrf ?? ''}" />
+      <label
+        >Branch <input name="branch" value="${typed.branch ?? project.branch}" size="16" required
+      /></label>
+      <label
+        >Commit (optional)
+        <input name="commitHash" value="${typed.commitHash ?? ''}" size="12" placeholder="head of the branch"
+      /></label>
+      <label
+        >Target
+        <select name="target">
+          ${(
+            [
+              ['', `by branch (production for ${project.branch})`],
+              ['production', 'production'],
+              ['preview', 'preview'],
+            ] as const
+          ).map(
+            ([v, label]) =>
+              html`<option value="${v}" ${(typed.target ?? '') === v ? html` selected` : ''}>
+                ${label}
+              </option>`,
+          )}
+        </select></label
+      >
+      <label class="check"
+        ><input type="checkbox" name="cache" ${!sent || typed.cache === 'on' ? html` checked` : ''} /> Use the
+        build cache</label
+      >
+      <button type="submit" class="primary">Deploy now</button>
+    </form>
+  </details>`;
 }
 
 /** The rows of the deployments table; also sent alone to refresh the table while statuses change. */
@@ -28,19 +93,19 @@ export function deploymentRows(view: View, project: Project, items: Deployment[]
   return html`${items.map(
     (d) =>
       html`<tr data-id="${d.id}" data-final="${FINAL.has(d.status) ? '1' : '0'}">
-        <td>
-          ${statusBadge(d.status)}${d.id === project.productionDeploymentId ? html` <span class="badge prod">production</span>` : ''}
+        <td data-label="Status">
+          ${statusBadge(d.status)}${d.id === project.productionDeploymentId ? html` <span class="badge prod">production</span>` : ''}${originBadge(d)}
         </td>
-        <td><a href="${base}/deployments/${d.id}">${d.id}</a></td>
-        <td>${d.target}</td>
-        <td>
+        <td data-label="Deployment"><a href="${base}/deployments/${d.id}">${d.id}</a></td>
+        <td data-label="Target">${d.target}</td>
+        <td data-label="Branch">
           ${d.branchUrl ? html`<a href="${d.branchUrl}" title="The newest live preview of ${d.branch}">${d.branch}</a>` : d.branch}
         </td>
-        <td>
+        <td data-label="Commit">
           ${d.commitHash ? html`<code>${d.commitHash.slice(0, 7)}</code> ${firstLine(d.commitMessage ?? d.message)}` : html`<span class="muted">${d.message ?? '—'}</span>`}
         </td>
-        <td>${d.author ?? html`<span class="muted">—</span>`}</td>
-        <td>${age(d.createdAt, now)}</td>
+        <td data-label="Author">${d.author ?? html`<span class="muted">—</span>`}</td>
+        <td data-label="Created">${age(d.createdAt, now)}</td>
       </tr>`,
   )}`;
 }
@@ -79,12 +144,19 @@ export function projectPage(view: View, data: ProjectPageData) {
           }
         </dd>
         <dt>Framework</dt>
-        <dd>${project.framework ?? 'detected on every build'}</dd>
+        <dd>
+          ${
+            project.frameworkSetting
+              ? project.frameworkSetting
+              : html`${project.framework ?? 'none yet'} <span class="muted">(detected on every build)</span>`
+          }
+        </dd>
         <dt>Status</dt>
         <dd>${project.status}</dd>
         <dt>Your role</dt>
         <dd>${data.role}</dd>
       </dl>
+      ${deployForm(view, data)}
       <h2 id="deployments">Deployments</h2>
       <form method="get" action="${path}" class="filters" aria-label="Filter deployments">
         <label
@@ -127,5 +199,6 @@ export function projectPage(view: View, data: ProjectPageData) {
         </tbody>
       </table>
       ${pager(path, filters, { cursor: query.cursor, next: deployments.next })}`,
+    data.message,
   );
 }

@@ -79,20 +79,20 @@ export function webhooksPage(
                   : deliveries.map((d) => {
                       const last = d.attempts.at(-1);
                       return html`<tr>
-                        <td>${d.event}</td>
-                        <td>
+                        <td data-label="Event">${d.event}</td>
+                        <td data-label="Status">
                           <span
                             class="badge ${d.status === 'success' ? 's-live' : d.status === 'failed' ? 's-failed' : 's-building'}"
                             >${d.status}</span
                           >
                         </td>
-                        <td>
+                        <td data-label="Last attempt">
                           ${last ? `${last.statusCode ?? last.error ?? 'no answer'} in ${Math.round(last.durationMs)} ms (${d.attempts.length} attempts)` : 'not yet'}
                         </td>
-                        <td>${age(d.createdAt, ctx.now)}</td>
+                        <td data-label="Created">${age(d.createdAt, ctx.now)}</td>
                         ${
                           canEdit &&
-                          html`<td>
+                          html`<td data-label="Again">
                             <form method="post" action="${path}/${w.id}/deliveries/${d.id}/redeliver">
                               ${csrf}<button type="submit">Redeliver</button>
                             </form>

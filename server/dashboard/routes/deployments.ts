@@ -21,10 +21,12 @@ import { readLog } from '../read-log.ts';
 import { readSession } from '../session.ts';
 
 const ACTIONS = new Set<Action>(['promote', 'rollback', 'redeploy']);
-const DONE: Record<Action, string> = {
+const DONE: Record<Action | 'deploy' | 'created', string> = {
   promote: 'Promoted: this deployment now serves production.',
   rollback: 'Rolled back: production now serves this build again.',
   redeploy: 'Redeploy started: this is the new deployment.',
+  deploy: 'Deployment started: this page follows it.',
+  created: 'Project created: its first deployment has started, and this page follows it.',
 };
 
 /** A deployment's page, its log (streamed while it builds, or downloaded), and its actions. */
@@ -44,8 +46,21 @@ export function deploymentRoutes(scope: FastifyInstance, kit: Kit): void {
       const ctx = await context(session.actor, deploymentId);
       const type = q.log === 'runtime' ? 'runtime' : 'build';
       const log = await readLog(deps, ctx.deployment.id, type, 2000);
-      const done = ACTIONS.has(q.done as Action) ? DONE[q.done as Action] : undefined;
+      const done = q.done && Object.hasOwn(DONE, q.done) ? DONE[q.done as keyof typeof DONE] : undefined;
       return deploymentPage(view, { ...ctx, log: { type, ...log }, message: done, now: deps.clock.now() });
+    }),
+  );
+
+  // What the deployment page's script polls while the deployment is on its way.
+  scope.get(
+    '/deployments/:deploymentId/status',
+    kit.page(async ({ req, reply, session }) => {
+      const { deploymentId } = req.params as { deploymentId: string };
+      const d = await getDeployment(deps, session.actor, deploymentId);
+      return reply
+        .headers(SECURITY_HEADERS)
+        .type('application/json; charset=utf-8')
+        .send(JSON.stringify({ id: d.id, status: d.status, errorMessage: d.errorMessage }));
     }),
   );
 
@@ -107,7 +122,7 @@ export function deploymentRoutes(scope: FastifyInstance, kit: Kit): void {
     }),
   );
 
-  const action = async ({ req, reply, view, session }: Ctx) => {
+  const action = async ({ req, reply, view, session, form }: Ctx) => {
     const { deploymentId, action } = req.params as { deploymentId: string; action: string };
     if (!ACTIONS.has(action as Action)) throw ApiError.notFound(`Page ${req.url.split('?')[0]}`);
     const act = action as Action;
@@ -121,7 +136,9 @@ export function deploymentRoutes(scope: FastifyInstance, kit: Kit): void {
       return confirmPage(view, { action: act, ...ctx });
     }
     try {
-      const result = await perform(deps, session.actor, act, ctx.deployment, ctx.project);
+      const result = await perform(deps, session.actor, act, ctx.deployment, ctx.project, {
+        cache: form.cache === 'on',
+      });
       return kit.redirect(reply, `/deployments/${result.id}?done=${act}`);
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
@@ -132,8 +149,15 @@ export function deploymentRoutes(scope: FastifyInstance, kit: Kit): void {
   scope.post('/deployments/:deploymentId/:action', kit.page(action));
 }
 
-/** The API's own operations, with the signed-in user as the caller. */
-async function perform(deps: Deps, actor: Actor, action: Action, d: Deployment, project: Project) {
+/** The API's own operations, with the signed-in user as the caller; a redeploy with or without the build cache. */
+async function perform(
+  deps: Deps,
+  actor: Actor,
+  action: Action,
+  d: Deployment,
+  project: Project,
+  opts: { cache: boolean },
+) {
   switch (action) {
     case 'promote':
       return promoteDeployment(deps, actor, d.id);
@@ -144,6 +168,6 @@ async function perform(deps: Deps, actor: Actor, action: Action, d: Deployment, 
       }
       return rollbackDeployment(deps, actor, project.productionDeploymentId, { to: d.id });
     case 'redeploy':
-      return redeployDeployment(deps, actor, d.id);
+      return redeployDeployment(deps, actor, d.id, opts);
   }
 }

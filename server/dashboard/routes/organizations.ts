@@ -13,6 +13,7 @@ import { listProjects } from '../../services/projects/list-projects.ts';
 import type { Actor } from '../../services/deps.ts';
 import { submit, type Kit } from '../kit.ts';
 import type { View } from '../layout.ts';
+import { withLatest } from '../latest.ts';
 import { homePage } from '../pages/home.ts';
 import { organizationPage } from '../pages/organization.ts';
 
@@ -33,7 +34,7 @@ export function organizationRoutes(scope: FastifyInstance, kit: Kit): void {
             page: 1,
             limit: 12,
           });
-          return { org, projects: items, total: total ?? 0 };
+          return { org, projects: await withLatest(deps, session.actor, items), total: total ?? 0 };
         }),
       );
       return homePage(view, withProjects, deps.clock.now());

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../../api/errors.ts';
-import { ListDeploymentsQuery } from '../../../api/schemas/deployments.ts';
+import { CreateDeploymentBody, ListDeploymentsQuery } from '../../../api/schemas/deployments.ts';
 import { AddDomainBody } from '../../../api/schemas/domains.ts';
 import { CreateEnvBody, EnvEnvironment, UpdateEnvBody } from '../../../api/schemas/env.ts';
 import { MetricsQuery } from '../../../api/schemas/monitoring.ts';
@@ -10,6 +10,7 @@ import { parseOrThrow } from '../../http/validation.ts';
 import { createDeployHook } from '../../services/deploy-hooks/create-deploy-hook.ts';
 import { deleteDeployHook } from '../../services/deploy-hooks/delete-deploy-hook.ts';
 import { listDeployHooks } from '../../services/deploy-hooks/list-deploy-hooks.ts';
+import { createDeployment } from '../../services/deployments/create-deployment.ts';
 import { listDeployments } from '../../services/deployments/list-deployments.ts';
 import type { Actor } from '../../services/deps.ts';
 import { addDomain } from '../../services/domains/add-domain.ts';
@@ -21,6 +22,7 @@ import { deleteEnvVar } from '../../services/env/delete-env-var.ts';
 import { listEnvVars } from '../../services/env/list-env-vars.ts';
 import { updateEnvVar } from '../../services/env/update-env-var.ts';
 import { getHealth } from '../../services/monitoring/get-health.ts';
+import { getMetricSeries } from '../../services/monitoring/get-metric-series.ts';
 import { getMetrics } from '../../services/monitoring/get-metrics.ts';
 import { listAlerts } from '../../services/monitoring/list-alerts.ts';
 import { createWebhook } from '../../services/webhooks/create-webhook.ts';
@@ -45,12 +47,28 @@ const DONE: Record<string, string> = {
   saved: 'Saved. It applies to the next deployment.',
   redelivered: 'Sent again.',
   revoked: 'Revoked: its URL no longer deploys.',
+  created: 'Project created.',
 };
 const doneMessage = (req: FastifyRequest) => {
   const done = (req.query as { done?: string }).done;
   return done && Object.hasOwn(DONE, done) ? DONE[done] : undefined;
 };
 const params = (req: FastifyRequest) => req.params as Record<string, string>;
+
+/** The Deploy form as the API's create body: empty fields are left to the API's defaults. */
+export function deploymentBody(f: Record<string, string>): CreateDeploymentBody {
+  const given = (k: string) => (f[k]?.trim() ? { [k]: f[k].trim() } : {});
+  return parseOrThrow(
+    CreateDeploymentBody,
+    {
+      ...given('branch'),
+      ...given('commitHash'),
+      ...given('target'),
+      ...(f.cache === 'on' ? {} : { cache: false }),
+    },
+    'body',
+  );
+}
 
 /** A project's tabs: deployments, domains, environment variables, webhooks, deploy hooks, metrics. */
 export function projectRoutes(scope: FastifyInstance, kit: Kit): void {
@@ -90,12 +108,38 @@ export function projectRoutes(scope: FastifyInstance, kit: Kit): void {
     return { query, typed, error, deployments: found };
   };
 
+  const project = async (
+    req: FastifyRequest,
+    view: View,
+    actor: Actor,
+    state: Pick<Parameters<typeof projectPage>[1], 'message' | 'deploy'>,
+  ) => {
+    const ctx = await projectContext(deps, actor, params(req).projectId!);
+    const data = await deploymentsOf(req, actor, ctx.project.id);
+    return projectPage(view, { ...ctx, ...data, now: deps.clock.now(), ...state });
+  };
   scope.get(
     '/projects/:projectId',
-    kit.page(async ({ req, view, session }) => {
-      const ctx = await projectContext(deps, session.actor, params(req).projectId!);
-      const data = await deploymentsOf(req, session.actor, ctx.project.id);
-      return projectPage(view, { ...ctx, ...data, now: deps.clock.now() });
+    kit.page(async ({ req, view, session }) =>
+      project(req, view, session.actor, { message: doneMessage(req) }),
+    ),
+  );
+  // The Deploy form: the API's create, then the new deployment's page, which follows it.
+  scope.post(
+    '/projects/:projectId/deployments',
+    kit.page(async (ctx) => {
+      const { projectId } = params(ctx.req);
+      let made;
+      try {
+        made = await createDeployment(deps, ctx.session.actor, projectId!, deploymentBody(ctx.form));
+      } catch (err) {
+        if (!(err instanceof ApiError)) throw err;
+        const page = await project(ctx.req, ctx.view, ctx.session.actor, {
+          deploy: { error: err.message, typed: ctx.form },
+        });
+        return kit.send(ctx.reply, page, err.status);
+      }
+      return kit.redirect(ctx.reply, `/deployments/${made.id}?done=deploy`);
     }),
   );
 
@@ -372,12 +416,20 @@ export function projectRoutes(scope: FastifyInstance, kit: Kit): void {
       const ctx = await projectContext(deps, session.actor, params(req).projectId!);
       const period = (req.query as { period?: string }).period;
       const q = parseOrThrow(MetricsQuery, period ? { period } : {}, 'query');
-      const [metrics, health, alerts] = await Promise.all([
+      const [metrics, series, health, alerts] = await Promise.all([
         getMetrics(deps, session.actor, ctx.project.id, q),
+        getMetricSeries(deps, session.actor, ctx.project.id, q.period),
         getHealth(deps, session.actor, ctx.project.id),
         listAlerts(deps, session.actor, ctx.project.id, { page: 1, limit: 20 }),
       ]);
-      return metricsPage(view, { ...ctx, metrics, health, alerts: alerts.items, now: deps.clock.now() });
+      return metricsPage(view, {
+        ...ctx,
+        metrics,
+        series,
+        health,
+        alerts: alerts.items,
+        now: deps.clock.now(),
+      });
     }),
   );
 }

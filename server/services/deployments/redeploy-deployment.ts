@@ -1,6 +1,7 @@
 import { ApiError } from '../../../api/errors.ts';
 import type { Deployment } from '../../../api/schemas/deployments.ts';
 import { type BuildSpec, decodeBuildSpec, encodeBuildSpec } from '../../builder/build-spec.ts';
+import { cacheLanes } from '../../builder/cache-lanes.ts';
 import type { Actor, Deps } from '../deps.ts';
 import { assertDeployable, requireDeployment } from './find-deployment.ts';
 import { afterQueued, queueDeployment } from './queue-deployment.ts';
@@ -9,12 +10,15 @@ import { toDeployment } from './to-deployment.ts';
 /**
  * Builds deployment `deploymentId` again, as it was built: its build spec (settings, framework,
  * cache, target) and its commit, whatever the project's settings and its branch's head are now.
- * A rollback is redeployed as the deployment whose build it reused. Answers the new deployment.
+ * A rollback is redeployed as the deployment whose build it reused. `cache` overrides whether
+ * the build uses the project's build cache (the dashboard's "Use the build cache" box); left out,
+ * it is as it was. Answers the new deployment.
  */
 export async function redeployDeployment(
   deps: Deps,
   actor: Actor,
   deploymentId: string,
+  opts: { cache?: boolean } = {},
 ): Promise<Deployment> {
   const { deployment, project } = await requireDeployment(deps, actor, deploymentId, 'developer');
   assertDeployable(project);
@@ -38,9 +42,24 @@ export async function redeployDeployment(
       message: `Redeploy of ${deployment.id}`,
       created_by: actor.userId,
       source: source.kind,
-      build_spec: encodeBuildSpec({ ...spec, source }),
+      build_spec: encodeBuildSpec({
+        ...spec,
+        source,
+        cache: cacheOf(spec, opts.cache, built.branch, project.branch),
+      }),
     }),
   );
   afterQueued(deps, deliveries);
   return toDeployment(deps.urls, row);
+}
+
+/** The cache lanes of a rebuild: as built, none, or the lanes a build of that target and branch uses. */
+function cacheOf(
+  spec: BuildSpec,
+  cache: boolean | undefined,
+  branch: string,
+  productionBranch: string,
+): BuildSpec['cache'] {
+  if (cache === undefined) return spec.cache;
+  return cache ? cacheLanes({ target: spec.target, ref: branch }, productionBranch) : null;
 }

@@ -35,6 +35,7 @@ export async function createProject(
         ...repository,
         branch: body.branch ?? 'main',
         framework: body.framework ?? null,
+        detected_framework: null,
         install_command: null,
         build_command: null,
         output_directory: null,

@@ -14,7 +14,9 @@ export function toProject(deps: Pick<Deps, 'urls'>, row: ProjectRow): Project {
         ? null
         : maskedRepositoryUrl(row.repository_url, row.repository_credentials !== null),
     branch: row.branch,
-    framework: row.framework,
+    // The setting, else what the newest build detected (the seed: auto-detected when omitted).
+    framework: row.framework ?? row.detected_framework,
+    frameworkSetting: row.framework,
     organizationId: row.organization_id,
     status: row.status,
     deploymentUrl: row.production_deployment_id ? deps.urls.forHost(row.production_host) : null,

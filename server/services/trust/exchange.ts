@@ -5,7 +5,9 @@ import type { ExchangedToken } from '../../../api/schemas/trust-policies.ts';
 import type { TrustPoliciesTable } from '../../store/schema.ts';
 import type { Deps } from '../deps.ts';
 import { createToken } from '../users/create-token.ts';
+import { requirePolicyAuthor } from './policy-author.ts';
 import { claimJti, jtiOf, OIDC_CLOCK_TOLERANCE_S } from './used-tokens.ts';
+import { parseList } from './policies.ts';
 
 /** The claims of a GitHub Actions OIDC token that a policy looks at. */
 interface ActionsClaims extends JWTPayload {
@@ -63,7 +65,6 @@ async function verify(deps: Deps, token: string): Promise<ActionsClaims> {
   }
 }
 
-const list = (v: string | null) => (v === null ? null : (JSON.parse(v) as string[]));
 /** `owner/repo/.github/workflows/deploy.yml@refs/heads/main` -> `.github/workflows/deploy.yml`. */
 const workflowPath = (ref: string | undefined) => ref?.split('@')[0]?.split('/').slice(2).join('/');
 
@@ -75,11 +76,11 @@ export function mismatch(policy: TrustPoliciesTable, c: ActionsClaims): string |
   if (c.repository?.toLowerCase() !== policy.repository) {
     return `repository ${String(c.repository)} is not the policy's ${policy.repository}`;
   }
-  const refs = list(policy.refs);
+  const refs = parseList(policy.refs, `Trust policy ${policy.id}'s refs`);
   if (refs && !refs.some((glob) => picomatch.isMatch(c.ref ?? '', glob))) {
     return `ref ${String(c.ref)} matches none of ${refs.join(', ')}`;
   }
-  const environments = list(policy.environments);
+  const environments = parseList(policy.environments, `Trust policy ${policy.id}'s environments`);
   if (environments && !environments.includes(c.environment ?? '')) {
     return c.environment
       ? `environment ${c.environment} is not one of ${environments.join(', ')}`
@@ -90,7 +91,7 @@ export function mismatch(policy: TrustPoliciesTable, c: ActionsClaims): string |
     if (workflow !== policy.workflow)
       return `workflow ${String(workflow)} is not the policy's ${policy.workflow}`;
   }
-  const events = list(policy.events);
+  const events = parseList(policy.events, `Trust policy ${policy.id}'s events`);
   if (events && !events.includes(c.event_name ?? '')) {
     return `event ${String(c.event_name)} is not one of ${events.join(', ')}`;
   }
@@ -114,7 +115,7 @@ export async function exchangeOidcToken(
     .selectFrom('trust_policies as t')
     .innerJoin('projects as p', 'p.id', 't.project_id')
     .selectAll('t')
-    .select('p.name as project_name')
+    .select(['p.name as project_name', 'p.organization_id'])
     .where('p.deleted_at', 'is', null);
   if (body.project) {
     query = body.project.startsWith('prj_')
@@ -151,6 +152,10 @@ export async function exchangeOidcToken(
     );
   }
   const policy = trusted.p;
+  await requirePolicyAuthor(deps, policy, {
+    name: policy.project_name,
+    organizationId: policy.organization_id,
+  });
   const now = deps.clock.now();
   const expiresAt = new Date(now.getTime() + deps.config.oidc.tokenTtlMs).toISOString();
   // The token and the mark that its job token is used commit together: a replay, even at the same

@@ -4,9 +4,13 @@ import { newId } from '../../lib/ids.ts';
 import type { TrustPoliciesTable } from '../../store/schema.ts';
 import { requireProject } from '../access.ts';
 import type { Actor, Deps } from '../deps.ts';
+import { decodeJson } from '../../lib/json-column.ts';
+import { z } from 'zod';
 
 const json = (v: string[] | undefined) => (v ? JSON.stringify(v) : null);
-const parse = (v: string | null) => (v === null ? null : (JSON.parse(v) as string[]));
+/** A policy's list column (refs, environments, events): null means any. */
+export const parseList = (v: string | null, what: string) =>
+  v === null ? null : decodeJson(z.array(z.string()), v, what);
 
 export function toTrustPolicy(row: TrustPoliciesTable): TrustPolicy {
   return {
@@ -14,10 +18,10 @@ export function toTrustPolicy(row: TrustPoliciesTable): TrustPolicy {
     projectId: row.project_id,
     repository: row.repository,
     repositoryId: row.repository_id,
-    refs: parse(row.refs),
-    environments: parse(row.environments),
+    refs: parseList(row.refs, `Trust policy ${row.id}'s refs`),
+    environments: parseList(row.environments, `Trust policy ${row.id}'s environments`),
     workflow: row.workflow,
-    events: parse(row.events),
+    events: parseList(row.events, `Trust policy ${row.id}'s events`),
     role: row.role,
     createdAt: row.created_at,
   };

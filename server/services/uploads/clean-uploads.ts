@@ -1,5 +1,5 @@
 import type { Deps } from '../deps.ts';
-import { createUploadStore } from '../../uploads/upload-store.ts';
+import { uploadStoreOf } from '../../uploads/upload-store.ts';
 import { decodeBuildSpec } from '../../builder/build-spec.ts';
 import { releaseUpload } from './upload-quota.ts';
 
@@ -33,7 +33,7 @@ export async function cleanUploads(deps: Pick<Deps, 'db' | 'clock' | 'config'>):
       return source.kind === 'git' ? [] : source.files.map((f) => f.sha256);
     }),
   );
-  const store = createUploadStore(deps.config.uploads.dir);
+  const store = uploadStoreOf(deps.config);
   let removed = 0;
   for (const row of stale) {
     if (needed.has(row.sha256)) continue;

@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import { ApiError } from '../../../api/errors.ts';
 import type { MissingFiles, UploadedFile } from '../../../api/schemas/uploads.ts';
-import { createUploadStore, UploadRefused } from '../../uploads/upload-store.ts';
+import { uploadStoreOf, UploadRefused } from '../../uploads/upload-store.ts';
 import { requireProject } from '../access.ts';
 import type { Actor, Deps } from '../deps.ts';
 import { chargeUpload, checkRoom, type UploadPayer } from './upload-quota.ts';
@@ -19,7 +19,8 @@ async function touchUpload(deps: Deps, organizationId: string, sha256: string): 
 
 /**
  * Stores one file the caller sends for a project's deployments (developer and up), by its
- * SHA-256; the bytes must hash to it. A file the organization already has is not read again.
+ * SHA-256; the bytes must hash to it, also when the organization has that file already (they are
+ * then checked and not stored again).
  * A new file is charged to the organization's storage quota (its plan's `storage`): one that
  * does not fit is refused with QUOTA_EXCEEDED and nothing of it is kept. `declaredBytes` (the
  * request's Content-Length) lets a file that cannot fit be refused before its bytes are read.
@@ -33,7 +34,7 @@ export async function uploadFile(
   declaredBytes: number | null = null,
 ): Promise<{ file: UploadedFile; created: boolean }> {
   const { project } = await requireProject(deps, actor, projectId, 'developer');
-  const store = createUploadStore(deps.config.uploads.dir);
+  const store = uploadStoreOf(deps.config);
   const org = await deps.db
     .selectFrom('organizations')
     .select(['id', 'name', 'plan'])
@@ -46,12 +47,6 @@ export async function uploadFile(
     .where('organization_id', '=', payer.id)
     .where('sha256', '=', sha256)
     .executeTakeFirst();
-  const onDisk = known ? await store.size(sha256) : null;
-  if (known && onDisk !== null) {
-    body.resume();
-    await touchUpload(deps, payer.id, sha256);
-    return { file: { sha256, size: onDisk }, created: false };
-  }
   const refuse = (err: unknown): never => {
     body.resume();
     if (err instanceof UploadRefused) {
@@ -59,6 +54,14 @@ export async function uploadFile(
     }
     throw err;
   };
+  const onDisk = known ? await store.size(sha256) : null;
+  if (known && onDisk !== null) {
+    // Kept already: the bytes are not stored again, but they must still be the file named, so
+    // a wrong upload is refused the same whether or not the organization has that hash.
+    await store.verify(sha256, body, deps.config.uploads.maxBytes).catch(refuse);
+    await touchUpload(deps, payer.id, sha256);
+    return { file: { sha256, size: onDisk }, created: false };
+  }
   // Kept, but its bytes went missing: it is charged already, only the bytes come back.
   if (known) {
     const size = await store.put(sha256, body, deps.config.uploads.maxBytes).catch(refuse);

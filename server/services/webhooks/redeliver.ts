@@ -1,10 +1,11 @@
 import { ApiError } from '../../../api/errors.ts';
-import type { Delivery, WebhookPayload } from '../../../api/schemas/webhooks.ts';
+import { type Delivery, WebhookPayload } from '../../../api/schemas/webhooks.ts';
 import { newId } from '../../lib/ids.ts';
 import { DELIVERY_JOB } from '../../webhooks/outbox.ts';
 import type { Actor, Deps } from '../deps.ts';
 import { requireWebhook } from './require-webhook.ts';
 import { toDelivery } from './to-webhook.ts';
+import { decodeJson } from '../../lib/json-column.ts';
 
 /**
  * Sends a delivery again as a new delivery (developer and up): a new id, so receivers that drop
@@ -32,7 +33,7 @@ export async function redeliver(
     );
   }
   const now = deps.clock.now().toISOString();
-  const before = JSON.parse(original.payload) as WebhookPayload;
+  const before = decodeJson(WebhookPayload, original.payload, `Delivery ${original.id}'s payload`);
   const row = {
     id: newId('whd'),
     webhook_id: webhook.id,

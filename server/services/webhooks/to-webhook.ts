@@ -1,12 +1,17 @@
 import type { Selectable } from 'kysely';
-import type {
-  Delivery,
-  DeliveryAttempt,
-  Webhook,
+import {
+  type Delivery,
+  type DeliveryAttempt,
+  type Webhook,
   WebhookEvent,
   WebhookPayload,
 } from '../../../api/schemas/webhooks.ts';
 import type { WebhookAttemptsTable, WebhookDeliveriesTable, WebhooksTable } from '../../store/schema.ts';
+import { decodeJson } from '../../lib/json-column.ts';
+import { z } from 'zod';
+
+/** `webhooks.events`: the events a webhook is subscribed to. */
+export const WebhookEvents = z.array(WebhookEvent);
 
 export type WebhookRow = Selectable<WebhooksTable>;
 export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
@@ -17,7 +22,7 @@ export function toWebhook(row: WebhookRow): Webhook {
   return {
     id: row.id,
     url: row.url,
-    events: JSON.parse(row.events) as WebhookEvent[],
+    events: decodeJson(WebhookEvents, row.events, `Webhook ${row.id}'s events`),
     active: row.active === 1,
     createdAt: row.created_at,
   };
@@ -40,7 +45,7 @@ export function toDelivery(row: DeliveryRow, attempts: AttemptRow[]): Delivery {
     status: row.status,
     attempts: attempts.map(toAttempt),
     nextAttemptAt: row.next_attempt_at,
-    payload: JSON.parse(row.payload) as WebhookPayload,
+    payload: decodeJson(WebhookPayload, row.payload, `Delivery ${row.id}'s payload`),
     createdAt: row.created_at,
   };
 }

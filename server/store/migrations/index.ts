@@ -25,6 +25,7 @@ import { fairJobs } from './021_fair_jobs.ts';
 import { uploadBytes } from './022_upload_bytes.ts';
 import { deployHooks } from './023_deploy_hooks.ts';
 import { branchAliases } from './024_branch_aliases.ts';
+import { detectedFramework } from './028_detected_framework.ts';
 
 /** Every migration in order; names sort as they run. Data migrations that encrypt use `cipher`. */
 export function allMigrations(d: DialectHelpers, cipher: Cipher): Record<string, Migration> {
@@ -53,5 +54,6 @@ export function allMigrations(d: DialectHelpers, cipher: Cipher): Record<string,
     '022_upload_bytes': uploadBytes,
     '023_deploy_hooks': deployHooks,
     '024_branch_aliases': branchAliases,
+    '028_detected_framework': detectedFramework,
   };
 }

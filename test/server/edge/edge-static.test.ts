@@ -6,6 +6,11 @@ import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHostResolver, type HostResolver } from '../../../server/edge/resolve-host.ts';
 import { createEdgeServer, type RequestRecord } from '../../../server/edge/server.ts';
+import { createArtifactReader, type ArtifactReader } from '../../../server/edge/artifact-reader.ts';
+import { hashKey, type BlobStore } from '../../../server/storage/blob-store.ts';
+import { createDiskCache } from '../../../server/storage/local-files.ts';
+import { createS3BlobStore } from '../../../server/storage/s3-blob-store.ts';
+import { s3ServerMissing, startS3Server, type S3Server } from '../../helpers/s3-server.ts';
 import { newId } from '../../../server/lib/ids.ts';
 import { createTestApp, type TestApp } from '../../helpers/app.ts';
 import { waitFor } from '../../helpers/wait-for.ts';
@@ -41,8 +46,32 @@ const TEXT = 'abcdefghijklmnopqrstuvwxyz'.repeat(10);
 /** Over the in-memory limit, so it is streamed from disk. */
 const BIG = randomBytes(300_000);
 
-describe('edge: static deployments', () => {
+let s3: S3Server | undefined;
+beforeAll(async () => {
+  if (!s3ServerMissing) s3 = await startS3Server();
+});
+afterAll(async () => {
+  await s3?.stop();
+});
+
+/**
+ * The same suite with the artifacts in the local directory (read in place) and in object storage
+ * (s3rver; read through the edge's disk cache).
+ */
+describe.each([
+  ['the artifacts directory', ''],
+  ['object storage', s3ServerMissing],
+])('edge: static deployments, artifacts in %s%s', (_where, skip) => {
+  if (skip) {
+    it.skip('needs s3rver', () => {});
+    return;
+  }
+  const remote = _where === 'object storage';
   let t: TestApp;
+  /** Where artifacts are written. */
+  let store: string | BlobStore;
+  /** The edge's own folder: the artifacts directory, or its disk cache's. */
+  let local: string;
   let edge: Server;
   let port: number;
   let resolver: HostResolver;
@@ -58,7 +87,18 @@ describe('edge: static deployments', () => {
     t = await createTestApp();
     const alice = await t.user('alice@example.com');
     const root = t.deps.config.artifactsDir;
-    artifactId = await storeSite(root, {
+    let artifacts: ArtifactReader | undefined;
+    if (remote) {
+      store = createS3BlobStore(s3!.config(`edge-${randomBytes(4).toString('hex')}`));
+      local = join(t.deps.config.dataDir, 'edge-cache');
+      artifacts = createArtifactReader(
+        await createDiskCache(store, { dir: join(local, 'objects'), maxBytes: 64 * 1024 * 1024 }),
+      );
+    } else {
+      store = root;
+      local = root;
+    }
+    artifactId = await storeSite(store, {
       'index.html': INDEX,
       'about.html': ABOUT,
       'docs/index.html': DOCS,
@@ -81,7 +121,7 @@ describe('edge: static deployments', () => {
     await setProduction(t, web.id, live.id);
     site = { projectId: web.id, deploymentId: live.id, deploymentHost: live.host };
 
-    const spaArtifact = await storeSite(root, { 'index.html': '<div id="app"></div>', 'main.js': 'boot()' });
+    const spaArtifact = await storeSite(store, { 'index.html': '<div id="app"></div>', 'main.js': 'boot()' });
     const app = await insertProject(t, alice.orgId, { name: 'dash', framework: 'vite' });
     const spaDeployment = await insertDeployment(t, app.id, { artifact_id: spaArtifact });
     spa = { deploymentHost: spaDeployment.host };
@@ -89,7 +129,8 @@ describe('edge: static deployments', () => {
     resolver = createHostResolver(t.deps, { ttlMs: 0 });
     edge = createEdgeServer({
       resolver,
-      artifactsRoot: root,
+      artifactsRoot: local,
+      ...(artifacts ? { artifacts } : {}),
       onRequest: (r) => records.push(r),
     });
     port = await listen(edge);
@@ -161,7 +202,7 @@ describe('edge: static deployments', () => {
 
     it('answers a suspended project with 503, and a deleted one as unknown', async () => {
       const alice = await t.user('alice@example.com');
-      const artifact = await storeSite(t.deps.config.artifactsDir, { 'index.html': 'x' });
+      const artifact = await storeSite(store, { 'index.html': 'x' });
       const p = await insertProject(t, alice.orgId, { name: 'sleepy', status: 'suspended' });
       const d = await insertDeployment(t, p.id, { artifact_id: artifact });
       await setProduction(t, p.id, d.id);
@@ -358,7 +399,7 @@ describe('edge: static deployments', () => {
       expect(br.headers.etag).toBe(`W/"${sha(APP_JS)}"`);
       expect(br.body.length).toBeLessThan(APP_JS.length);
       expect(brotliDecompressSync(br.body).toString()).toBe(APP_JS);
-      const onDisk = join(t.deps.config.artifactsDir, 'compressed', `${sha(APP_JS)}.br`);
+      const onDisk = join(local, 'compressed', `${sha(APP_JS)}.br`);
       expect(existsSync(onDisk)).toBe(true);
 
       const gz = await get('web.localhost', path, { headers: { 'accept-encoding': 'gzip;q=1, br;q=0' } });
@@ -443,7 +484,7 @@ describe('edge: static deployments', () => {
 
     it('never serves anything outside the manifest', async () => {
       // A file beside the artifacts that a traversal would reach.
-      writeFileSync(join(t.deps.config.artifactsDir, 'secret.txt'), 'top secret');
+      writeFileSync(join(local, 'secret.txt'), 'top secret');
       for (const path of [
         '/../../../../etc/passwd',
         '/%2e%2e/%2e%2e/%2e%2e/etc/passwd',
@@ -470,15 +511,10 @@ describe('edge: static deployments', () => {
       expect(a.status).toBe(503);
       expect(a.text).toContain('Deployment files not available');
 
-      const broken = await storeSite(t.deps.config.artifactsDir, { 'index.html': 'soon gone, unique 7f3e' });
-      rmSync(
-        join(
-          t.deps.config.artifactsDir,
-          'blobs',
-          sha('soon gone, unique 7f3e').slice(0, 2),
-          sha('soon gone, unique 7f3e'),
-        ),
-      );
+      const broken = await storeSite(store, { 'index.html': 'soon gone, unique 7f3e' });
+      const gone = hashKey('blobs', sha('soon gone, unique 7f3e'));
+      if (typeof store === 'string') rmSync(join(store, gone));
+      else await store.delete(gone);
       const d = await insertDeployment(t, p.id, { artifact_id: broken });
       const b = await get(`${d.host}.localhost`, '/');
       expect(b.status).toBe(500);
