@@ -6,6 +6,7 @@ import { flag, type Parsed, positionals, printJson, str } from '../command.ts';
 import type { Io } from '../io.ts';
 import { openSession, targetProject } from '../session.ts';
 import { table } from '../table.ts';
+import { didYouMean } from '../suggest.ts';
 import { UsageError } from '../usage-error.ts';
 
 /** The first line of a pulled file: a pull may replace a file that starts with it. */
@@ -96,5 +97,7 @@ export async function env(p: Parsed, io: Io): Promise<number> {
   if (sub === 'ls' || sub === 'list') return list(p, io);
   if (sub === 'pull') return pull(p, io);
   if (sub === 'push') return push(p, io);
-  throw new UsageError(`Unknown subcommand "${sub}": expected ls, pull or push.`);
+  throw new UsageError(
+    `Unknown subcommand "${sub}": expected ls, pull or push.${didYouMean(sub ?? '', ['ls', 'pull', 'push'])}`,
+  );
 }

@@ -3,6 +3,7 @@ import { type Parsed, positionals, printJson, str } from '../command.ts';
 import type { Io } from '../io.ts';
 import { openSession, targetProject } from '../session.ts';
 import { table } from '../table.ts';
+import { didYouMean } from '../suggest.ts';
 import { UsageError } from '../usage-error.ts';
 
 const projectOf = async (p: Parsed, io: Io) => {
@@ -62,5 +63,7 @@ export async function hooks(p: Parsed, io: Io): Promise<number> {
   if (sub === 'ls' || sub === 'list') return list(p, io);
   if (sub === 'create') return create(p, io);
   if (sub === 'rm' || sub === 'remove') return remove(p, io);
-  throw new UsageError(`Unknown subcommand "${sub}": expected ls, create or rm.`);
+  throw new UsageError(
+    `Unknown subcommand "${sub}": expected ls, create or rm.${didYouMean(sub ?? '', ['ls', 'create', 'rm'])}`,
+  );
 }

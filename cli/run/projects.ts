@@ -5,6 +5,7 @@ import { flag, positionals, printJson, str, type Parsed } from '../command.ts';
 import type { Io } from '../io.ts';
 import { openSession, organizationFor } from '../session.ts';
 import { table } from '../table.ts';
+import { didYouMean } from '../suggest.ts';
 import { UsageError } from '../usage-error.ts';
 
 async function create(p: Parsed, io: Io, name: string | undefined): Promise<number> {
@@ -41,7 +42,9 @@ export async function projects(p: Parsed, io: Io): Promise<number> {
   const [sub, name] = positionals(p, ['subcommand', 'name'], 1);
   if (sub === 'create') return create(p, io, name);
   if (sub !== 'ls' && sub !== 'list')
-    throw new UsageError(`Unknown subcommand "${sub}": expected ls or create.`);
+    throw new UsageError(
+      `Unknown subcommand "${sub}": expected ls or create.${didYouMean(sub ?? '', ['ls', 'create'])}`,
+    );
   if (name) throw new UsageError(`Unexpected argument "${name}".`);
   const session = await openSession(io);
   const all: Project[] = [];

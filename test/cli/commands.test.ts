@@ -187,6 +187,9 @@ describe('slipway ls, open, redeploy, deploy --git and logs, run as commands', {
     expect(flag.stderr).toBe(
       "slipway deploy: Unknown option '--prdo'. Did you mean --prod?\nRun `slipway deploy --help` for usage.\n",
     );
+    const sub = await cli(['env', 'pul']);
+    expect(sub).toMatchObject({ code: 2, stdout: '' });
+    expect(sub.stderr).toContain('Unknown subcommand "pul": expected ls, pull or push. Did you mean pull?');
     const far = await cli(['ls', '--xyzzy']);
     expect(far.stderr).toBe("slipway ls: Unknown option '--xyzzy'.\nRun `slipway ls --help` for usage.\n");
   });
