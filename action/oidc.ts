@@ -43,6 +43,7 @@ export async function exchangeForToken(
   const client = createClient({
     baseUrl: inputs.apiUrl,
     userAgent: deps.userAgent,
+    baseUrlName: 'the api-url input',
     ...(deps.fetch ? { fetch: deps.fetch } : {}),
   });
   for (let attempt = 1; ; attempt++) {

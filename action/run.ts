@@ -88,6 +88,7 @@ export async function run(deps: RunDeps): Promise<void> {
     baseUrl: inputs.apiUrl,
     token: apiToken,
     userAgent: USER_AGENT,
+    baseUrlName: 'the api-url input',
     ...(deps.fetch ? { fetch: deps.fetch } : {}),
   });
   const octokit = deps.octokit ?? createOctokit;

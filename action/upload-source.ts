@@ -4,6 +4,7 @@ import type { CreateDeploymentBody } from '../api/schemas/deployments.ts';
 import { collectFiles } from '../api/upload/collect-files.ts';
 import { countFiles as files, formatBytes } from '../api/upload/format.ts';
 import { uploadFiles, type UploadProgress } from '../api/upload/upload-files.ts';
+import { leftOutList, uploadRules } from '../api/upload/upload-rules.ts';
 import { formatDuration } from './duration.ts';
 import type { Step } from './step.ts';
 
@@ -31,14 +32,16 @@ export async function uploadSource(
     );
   }
   const started = step.now();
-  const skipped: string[] = [];
+  // The same rules as `slipway deploy`: no .env files, node_modules or .git unless named.
+  const leftOut = leftOutList();
   const local = await collectFiles(root, {
-    // Build output is often git-ignored (dist/): only .slipwayignore applies to it.
-    ignoreFiles: prebuilt ? ['.slipwayignore'] : ['.gitignore', '.slipwayignore'],
-    onSkip: (path, reason) => skipped.push(`${path} (${reason})`),
+    ...uploadRules(prebuilt),
+    onLeftOut: leftOut.onLeftOut,
+    onSkip: leftOut.onSkip,
   });
+  const line = leftOut.line();
+  if (line) runner.info(line);
   if (local.length === 0) throw new Error(`${root} holds no files to deploy.`);
-  if (skipped.length) runner.info(`Left out ${files(skipped.length)}: ${skipped.slice(0, 5).join(', ')}`);
   let lastShown = 0;
   const show = (p: UploadProgress) => {
     if (p.sent.files === 0) {

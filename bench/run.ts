@@ -3,6 +3,7 @@ import { benchApi } from './api.ts';
 import { benchBot } from './bot.ts';
 import { benchBuildCache } from './build-cache.ts';
 import { benchBuilds } from './builds.ts';
+import { benchCliStart } from './cli-start.ts';
 import { benchDashboard } from './dashboard.ts';
 import { benchData } from './data.ts';
 import { benchEdge } from './edge.ts';
@@ -47,6 +48,7 @@ const suites: Record<string, () => Promise<string>> = {
   data: () => benchData(),
   'next-ssr': () => benchNextSsr(seconds),
   'next-rebuild': () => benchNextRebuild(),
+  'cli-start': () => benchCliStart(),
   neighbours: () => benchNeighbours(seconds),
   'object-storage': () => benchObjectStorage(),
   'ops-metrics': () => benchOpsMetrics(seconds),

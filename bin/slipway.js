@@ -1,8 +1,7 @@
 #!/usr/bin/env node
-// The CLI entry: registers the TypeScript loader so the bin works straight after `npm install`.
-import { register } from 'tsx/esm/api';
+// The CLI entry: runs the compiled CLI (dist/cli, built by `npm install` and rebuilt here when a
+// source changed since), so a command starts without compiling TypeScript.
+import { freshCli } from './cli-bundle.js';
 
-register();
-const { main } = await import('../cli/main.ts');
-const { processIo } = await import('../cli/io.ts');
-process.exitCode = await main(process.argv.slice(2), processIo());
+const { run } = await import(await freshCli());
+process.exitCode = await run(process.argv.slice(2));

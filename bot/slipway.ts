@@ -14,6 +14,7 @@ export function createSlipwayClient(
     baseUrl: settings.apiUrl,
     token: settings.apiToken,
     userAgent: 'slipway-bot/0.1.0',
+    baseUrlName: 'SLIPWAY_API_URL',
     retries: 2,
     baseDelayMs: 200,
     maxRetryAfterMs: 3000,

@@ -1,5 +1,6 @@
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Io } from './io.ts';
+import { didYouMean } from './suggest.ts';
 import { UsageError } from './usage-error.ts';
 
 type Options = NonNullable<ParseArgsConfig['options']>;
@@ -34,20 +35,29 @@ export const asksForHelp = (argv: readonly string[]) => {
 /** Reads the arguments by the command's flags; a flag it does not know is a UsageError. */
 export function parse(command: Command, argv: string[]): Parsed {
   if (!command.options) return { values: {}, positionals: argv };
+  const options = { ...COMMON, ...command.options };
   try {
-    const { values, positionals } = parseArgs({
-      args: argv,
-      options: { ...COMMON, ...command.options },
-      allowPositionals: true,
-      strict: true,
-    });
+    const { values, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
     return { values, positionals };
   } catch (err) {
     if (err instanceof Error && 'code' in err && String(err.code).startsWith('ERR_PARSE_ARGS')) {
-      throw new UsageError(err.message.split('. To specify')[0]!.replace(/\.?$/, '.'));
+      const said = err.message.split('. To specify')[0]!.replace(/\.?$/, '.');
+      const unknown = /^Unknown option '--([^'=]+)/.exec(err.message)?.[1];
+      const known = [...Object.keys(options), 'help'];
+      throw new UsageError(unknown ? `${said}${didYouMean(unknown, known, (f) => `--${f}`)}` : said);
     }
     throw err;
   }
+}
+
+/** Every flag of a command, as typed: `--prod`, `-y`, with the common ones (for completion). */
+export function flagsOf(command: Command): string[] {
+  // The server's commands read their own flags: those their help names.
+  if (!command.options) {
+    return [...new Set([...command.help.matchAll(/--[a-z][a-z-]*/g)].map((m) => m[0]).concat('--help'))];
+  }
+  const options: Options = { ...COMMON, ...command.options, help: { type: 'boolean', short: 'h' } };
+  return Object.entries(options).flatMap(([name, o]) => [`--${name}`, ...(o.short ? [`-${o.short}`] : [])]);
 }
 
 /** Typed readers of parsed flags. */
@@ -70,3 +80,12 @@ export function positionals(p: Parsed, names: string[], required = 0): (string |
 
 /** Prints a value as the one JSON document of stdout. */
 export const printJson = (io: Io, value: unknown) => io.out(`${JSON.stringify(value, null, 2)}\n`);
+
+/** The sub-commands a command's usage lines name first (`ls|create`, `suspend|resume`), in order. */
+export function subcommandsOf(command: Command): string[] {
+  const usage = command.help.split('\n\n')[0]!;
+  const subs = [...usage.matchAll(/^(?:Usage:)?\s*slipway \S+ ([a-z][a-z|-]*)(?=\s|$)/gm)].flatMap((m) =>
+    m[1]!.split('|'),
+  );
+  return [...new Set(subs)];
+}

@@ -1,4 +1,5 @@
 import type { Deployment } from '../api/schemas/deployments.ts';
+import { flag, type Parsed, printJson } from './command.ts';
 import type { Io } from './io.ts';
 import type { Session } from './session.ts';
 
@@ -32,3 +33,35 @@ export const seconds = (ms: number) => (ms < 1000 ? `${Math.round(ms)}ms` : `${(
 /** What Ctrl-C while following says. */
 export const stoppedFollowing = (id: string) =>
   new Error(`Stopped following; ${id} goes on. \`slipway logs ${id} -f\` follows it again.`);
+
+/**
+ * The end of a command that started a deployment: with --no-wait its URL (or --json the
+ * deployment) at once; else follows its build log to the end and prints the URL it is live at
+ * (production's for a production deployment). 0 when live (or queued), 1 when it failed.
+ */
+export async function settle(
+  session: Session,
+  io: Io,
+  p: Parsed,
+  created: Deployment,
+  started: number,
+): Promise<number> {
+  if (flag(p, 'no-wait')) {
+    if (flag(p, 'json')) printJson(io, created);
+    else io.out(`${created.url}\n`);
+    return 0;
+  }
+  const done = await followToEnd(session, io, created, (line) => io.err(`  ${line}\n`));
+  if (flag(p, 'json')) printJson(io, done);
+  if (done.status !== 'live') {
+    io.err(`Deployment ${done.id} failed${done.errorMessage ? `: ${done.errorMessage}` : ''}\n`);
+    return 1;
+  }
+  const production = done.target === 'production';
+  const url = production
+    ? ((await session.client.projects.get(done.projectId)).deploymentUrl ?? done.url)
+    : done.url;
+  io.err(`Live in ${seconds(Date.now() - started)}${production ? ' (production)' : ''}: ${url}\n`);
+  if (!flag(p, 'json')) io.out(`${url}\n`);
+  return 0;
+}

@@ -1,17 +1,22 @@
-import { ApiError } from '../api/client/index.ts';
+import { ApiError } from '../api/errors.ts';
 import { asksForHelp, type Command, parse } from './command.ts';
+import { completion } from './commands/completion.ts';
 import { deploy } from './commands/deploy.ts';
 import { env } from './commands/env.ts';
 import { hooks } from './commands/hooks.ts';
 import { link } from './commands/link.ts';
 import { login, logout, whoami } from './commands/login.ts';
 import { logs } from './commands/logs.ts';
+import { ls } from './commands/ls.ts';
+import { open } from './commands/open.ts';
 import { projects } from './commands/projects.ts';
 import { promote } from './commands/promote.ts';
 import { protection } from './commands/protection.ts';
+import { redeploy } from './commands/redeploy.ts';
 import { rollback } from './commands/rollback.ts';
 import type { Io } from './io.ts';
 import { OPERATOR_COMMANDS } from './operator.ts';
+import { didYouMean } from './suggest.ts';
 import { UsageError } from './usage-error.ts';
 import { VERSION } from './version.ts';
 
@@ -22,18 +27,22 @@ const PEOPLE: Command[] = [
   link,
   projects,
   deploy,
+  ls,
   logs,
+  open,
+  redeploy,
   promote,
   rollback,
   env,
   hooks,
   protection,
+  completion,
 ];
 /** Every command by name (test/repo/documented-commands.test.ts checks the docs against their --help). */
 export const COMMANDS = new Map([...PEOPLE, ...OPERATOR_COMMANDS].map((c) => [c.name, c]));
 const ALL = COMMANDS;
 
-const column = (cs: Command[]) => cs.map((c) => `  ${c.name.padEnd(10)}${c.summary}`).join('\n');
+const column = (cs: Command[]) => cs.map((c) => `  ${c.name.padEnd(12)}${c.summary}`).join('\n');
 
 export const HELP = `Usage: slipway <command> [options]
 
@@ -60,7 +69,8 @@ export async function main(argv: string[], io: Io): Promise<number> {
   }
   const command = ALL.get(name);
   if (!command) {
-    io.err(`slipway: unknown command "${name}". Run \`slipway --help\` for the list.\n`);
+    const guess = didYouMean(name, ALL.keys(), (c) => `\`slipway ${c}\``);
+    io.err(`slipway: unknown command "${name}".${guess} Run \`slipway --help\` for the list.\n`);
     return 2;
   }
   // Help never runs anything, whatever else is on the line.

@@ -1,4 +1,22 @@
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Command } from './command.ts';
+
+type ServerMain = typeof import('../server/main.ts');
+
+/**
+ * The service's TypeScript. From source (tsx, vitest) it imports as it is; the compiled CLI
+ * (dist/cli) registers tsx first. Found from the checkout's root, since the two sit at
+ * different depths, and named by a URL so the CLI's bundle never takes the server in.
+ */
+async function loadServer(): Promise<ServerMain> {
+  let root = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(root, 'package.json'))) root = dirname(root);
+  const url = pathToFileURL(join(root, 'server', 'main.ts')).href;
+  if (!import.meta.url.endsWith('.ts')) (await import('tsx/esm/api')).register();
+  return (await import(url)) as ServerMain;
+}
 
 /**
  * The service's own commands, run where the service runs and configured by its environment
@@ -9,7 +27,7 @@ const operator = (name: string, summary: string, help: string): Command => ({
   summary,
   help,
   async run(p) {
-    const { main } = await import('../server/main.ts');
+    const { main } = await loadServer();
     return main([name, ...p.positionals]);
   },
 });

@@ -30,8 +30,17 @@ export function normalizeApiUrl(given: string): string {
   return url.href.replace(/\/+$/, '').replace(/\/v1$/, '');
 }
 
+/** How long a command waits for the service's first answer before saying it cannot reach it. */
+export const UNREACHABLE_AFTER_MS = 2500;
+
 export const clientFor = (apiUrl: string, token: string) =>
-  createClient({ baseUrl: apiUrl, token, userAgent: `slipway-cli/${VERSION}` });
+  createClient({
+    baseUrl: apiUrl,
+    token,
+    userAgent: `slipway-cli/${VERSION}`,
+    baseUrlName: '--api-url (`slipway login --api-url <url>`) or SLIPWAY_API_URL',
+    unreachableAfterMs: UNREACHABLE_AFTER_MS,
+  });
 
 /**
  * The service and token: `SLIPWAY_API_URL` and `SLIPWAY_TOKEN` when set (for scripts and CI),

@@ -1,6 +1,4 @@
-import { readFileSync } from 'node:fs';
+import pkg from '../package.json' with { type: 'json' };
 
-/** The version of this Slipway checkout, from its package.json. */
-export const VERSION: string = (
-  JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }
-).version;
+/** The version of this Slipway checkout, from its package.json (built into the CLI's bundle). */
+export const VERSION: string = pkg.version;

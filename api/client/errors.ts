@@ -16,11 +16,23 @@ const CODE_BY_STATUS: Record<number, ErrorCode> = {
 /** The contract's code for a status, for error bodies that carry none (a proxy's HTML page). */
 export const codeForStatus = (status: number): ErrorCode => CODE_BY_STATUS[status] ?? 'INTERNAL_ERROR';
 
-const HINTS: Partial<Record<ErrorCode, string>> = {
-  SERVICE_UNAVAILABLE: 'The service or a proxy in front of it is unavailable; try again in a moment.',
-  NOT_FOUND: 'Check baseUrl: it should be the root of a Slipway service, such as http://localhost:3000.',
-  UNAUTHORIZED: 'Check the API token.',
+/**
+ * Where the service is, as the caller's user knows it: its root URL, and the name of the setting
+ * that holds it (the CLI's `--api-url`, the Action's `api-url` input; `baseUrl` by default).
+ */
+export interface ServiceAddress {
+  url: string;
+  setting: string;
+}
+
+const HINTS: Partial<Record<ErrorCode, (at: ServiceAddress) => string>> = {
+  SERVICE_UNAVAILABLE: () => 'The service or a proxy in front of it is unavailable; try again in a moment.',
+  NOT_FOUND: (at) =>
+    `Check ${at.setting} (${at.url}): it should be the root of a Slipway service, such as http://localhost:3000.`,
+  UNAUTHORIZED: () => 'Check the API token.',
 };
+
+const DEFAULT_ADDRESS: ServiceAddress = { url: 'the service', setting: 'baseUrl' };
 
 /** A short, readable excerpt of a non-JSON body: tags dropped, whitespace collapsed. */
 function excerpt(text: string): string {
@@ -43,6 +55,7 @@ export function errorFromBody(
   contentType: string | null,
   text: string,
   what: string,
+  at: ServiceAddress = DEFAULT_ADDRESS,
 ): ApiError {
   let json: unknown;
   try {
@@ -61,7 +74,7 @@ export function errorFromBody(
   const code = codeForStatus(status);
   const seen = excerpt(text);
   const body = seen ? `: "${seen}"` : ' and an empty body';
-  const hint = HINTS[code] ? ` ${HINTS[code]}` : '';
+  const hint = HINTS[code] ? ` ${HINTS[code](at)}` : '';
   return new ApiError(
     code,
     `${what} answered HTTP ${status}${statusText ? ` ${statusText}` : ''} with ${contentType ?? 'no content type'} instead of a Slipway error${body}.${hint}`,
@@ -71,11 +84,17 @@ export function errorFromBody(
 }
 
 /** A network failure (refused, reset, timed out) after the last attempt, as an ApiError. */
-export function networkError(what: string, cause: unknown, attempts: number): ApiError {
+export function networkError(
+  what: string,
+  cause: unknown,
+  attempts: number,
+  at: ServiceAddress = DEFAULT_ADDRESS,
+): ApiError {
   const reason = describeCause(cause);
+  const where = at === DEFAULT_ADDRESS ? 'the service' : `the service at ${at.url}`;
   const err = new ApiError(
     'SERVICE_UNAVAILABLE',
-    `${what} failed after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${reason}. Check that the service is running and baseUrl is right.`,
+    `${what} failed after ${attempts} attempt${attempts === 1 ? '' : 's'}: ${reason}. Check that ${where} is running, or change ${at.setting}.`,
     undefined,
     503,
   );

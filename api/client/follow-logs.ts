@@ -96,7 +96,7 @@ export async function* followLogEvents(
       return;
     }
     failures++;
-    if (failures > retries) throw networkError(what, cause, failures);
+    if (failures > retries) throw networkError(what, cause, failures, http.address);
     await sleep(retryMs ?? backoffDelay(failures, baseDelayMs, maxDelayMs, random), opts.signal);
   }
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { ApiError } from '../errors.ts';
-import { errorFromBody, networkError } from './errors.ts';
+import { errorFromBody, networkError, type ServiceAddress } from './errors.ts';
 import type { ClientOptions, FetchLike } from './options.ts';
 import { MAX_PAYMENT_ATTEMPTS } from './payment.ts';
 import { readRateLimit, type RateLimit } from './rate-limit.ts';
@@ -53,6 +53,8 @@ export interface Http {
   readonly rateLimit: RateLimit | null;
   /** Options after defaults, for helpers that retry on their own (log streams). */
   readonly settings: Settings;
+  /** The service's URL and the name of its setting, for messages. */
+  readonly address: ServiceAddress;
 }
 
 export interface Settings {
@@ -102,7 +104,10 @@ export function createHttp(options: ClientOptions): Http {
   const maxRetryAfterMs = options.maxRetryAfterMs ?? 60_000;
   const timeoutMs = options.timeoutMs ?? 30_000;
   const userAgent = options.userAgent ?? `slipway-client/${CLIENT_VERSION}`;
+  const address: ServiceAddress = { url: root, setting: options.baseUrlName ?? 'baseUrl' };
   let rateLimit: RateLimit | null = null;
+  /** Whether the service has answered this client once (then unreachableAfterMs no longer applies). */
+  let answered = false;
 
   function headersFor(opts: RequestOptions, key: string | undefined, extra: Record<string, string>) {
     const h = new Headers();
@@ -148,16 +153,23 @@ export function createHttp(options: ClientOptions): Http {
         opts.signal,
       );
 
+    const started = Date.now();
+    /** What is left of unreachableAfterMs for this call, while the service has never answered. */
+    const budget = () =>
+      answered || options.unreachableAfterMs === undefined
+        ? Infinity
+        : options.unreachableAfterMs - (Date.now() - started);
+
     for (let attempt = 1; ; attempt++) {
       const canRetry = repeatable && attempt <= settings.retries;
       if (opts.signal?.aborted) throw opts.signal.reason;
       const controller = new AbortController();
       const onAbort = () => controller.abort(opts.signal?.reason);
       opts.signal?.addEventListener('abort', onAbort, { once: true });
-      const timer =
-        timeoutMs > 0
-          ? setTimeout(() => controller.abort(new TimeoutError(timeoutMs)), timeoutMs)
-          : undefined;
+      const limit = Math.max(1, Math.min(timeoutMs > 0 ? timeoutMs : Infinity, budget()));
+      const timer = Number.isFinite(limit)
+        ? setTimeout(() => controller.abort(new TimeoutError(Math.round(limit))), limit)
+        : undefined;
       const done = () => {
         clearTimeout(timer);
         // A stream keeps listening: aborting the caller's signal must still close it.
@@ -182,8 +194,9 @@ export function createHttp(options: ClientOptions): Http {
         done();
         if (opts.signal?.aborted) throw opts.signal.reason;
         if (!(err instanceof NetworkFailure)) throw err;
-        if (!canRetry) throw networkError(what, err.cause, attempt);
-        await backoff(attempt);
+        const wait = backoffDelay(attempt, settings.baseDelayMs, settings.maxDelayMs, settings.random);
+        if (!canRetry || wait >= budget()) throw networkError(what, err.cause, attempt, address);
+        await settings.sleep(wait, opts.signal);
         continue;
       }
       done();
@@ -218,7 +231,7 @@ export function createHttp(options: ClientOptions): Http {
           continue;
         }
       }
-      throw errorFromBody(res.status, res.statusText, res.headers.get('content-type'), text, what);
+      throw errorFromBody(res.status, res.statusText, res.headers.get('content-type'), text, what, address);
     }
   }
 
@@ -242,6 +255,7 @@ export function createHttp(options: ClientOptions): Http {
         signal,
       }),
     );
+    answered = true;
     rateLimit = readRateLimit(res.headers) ?? rateLimit;
     if (res.ok) {
       onHeaders();
@@ -257,6 +271,7 @@ export function createHttp(options: ClientOptions): Http {
       const { value } = await run(method, path, opts, async (res) => res, true);
       return value;
     },
+    address,
     get rateLimit() {
       return rateLimit;
     },

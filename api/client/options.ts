@@ -29,6 +29,18 @@ export interface ClientOptions {
   timeoutMs?: number;
   /** Extra headers sent on every request. */
   headers?: Record<string, string>;
+  /**
+   * How messages name the setting that holds `baseUrl`, so a user knows what to change: the
+   * CLI's `--api-url`, the Action's `api-url` input. Default `baseUrl`.
+   */
+  baseUrlName?: string;
+  /**
+   * Until the service has answered once, network failures (refused, no answer) are retried only
+   * within this many milliseconds of the call's first attempt, each attempt and wait cut to fit;
+   * then the call fails. A command line waiting for its first answer says "cannot reach" at once
+   * instead of after every retry. Default: no such limit.
+   */
+  unreachableAfterMs?: number;
   /** Called on `402 Payment Required` (paid `/api/v1` operations); see payment.ts. */
   onPaymentRequired?: PaymentRequiredHandler;
 }

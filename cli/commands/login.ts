@@ -1,19 +1,4 @@
-import { authFile, readAuth, removeAuth, writeAuth } from '../auth-store.ts';
-import { type Command, flag, positionals, printJson, str } from '../command.ts';
-import type { Io } from '../io.ts';
-import { clientFor, normalizeApiUrl, openSession } from '../session.ts';
-import { UsageError } from '../usage-error.ts';
-
-/** The token: `--token`, else `SLIPWAY_TOKEN`, else standard input (asked for on a terminal). */
-async function readToken(io: Io, given: string | undefined): Promise<string> {
-  if (given) return given.trim();
-  if (io.env.SLIPWAY_TOKEN) return io.env.SLIPWAY_TOKEN.trim();
-  const text = (
-    io.stdinIsTty ? await io.askSecret('API token (it is not shown as you type): ') : await io.readStdin()
-  ).trim();
-  if (!text) throw new UsageError('No token given: pipe it to standard input, or set SLIPWAY_TOKEN.');
-  return text.split(/\s+/)[0]!;
-}
+import type { Command } from '../command.ts';
 
 export const login: Command = {
   name: 'login',
@@ -28,20 +13,7 @@ by you alone. The token is read from --token, else SLIPWAY_TOKEN, else standard 
 
 --api-url defaults to SLIPWAY_API_URL, then to the service you last logged in to.`,
   options: { 'api-url': { type: 'string' }, token: { type: 'string' } },
-  async run(p, io) {
-    positionals(p, []);
-    const given =
-      str(p, 'api-url') ?? io.env.SLIPWAY_API_URL ?? (await readAuth(io).catch(() => null))?.apiUrl;
-    if (!given)
-      throw new UsageError('Missing --api-url: the URL of your Slipway service, e.g. http://localhost:3000.');
-    const apiUrl = normalizeApiUrl(given);
-    const token = await readToken(io, str(p, 'token'));
-    const user = await clientFor(apiUrl, token).user.get();
-    const file = await writeAuth(io, { apiUrl, token });
-    if (flag(p, 'json')) printJson(io, { apiUrl, email: user.email, file });
-    else io.err(`Logged in to ${apiUrl} as ${user.email}. Saved in ${file}.\n`);
-    return 0;
-  },
+  run: (p, io) => import('../run/login.ts').then((m) => m.login(p, io)),
 };
 
 export const logout: Command = {
@@ -52,14 +24,7 @@ export const logout: Command = {
 Deletes the saved login from this computer. The token itself stays valid until you revoke
 it (DELETE /v1/user/tokens/<id>).`,
   options: {},
-  async run(p, io) {
-    positionals(p, []);
-    const file = authFile(io);
-    const had = await removeAuth(io);
-    if (flag(p, 'json')) printJson(io, { loggedOut: had, file });
-    else io.err(had ? `Logged out: removed ${file}.\n` : 'Not logged in: nothing to do.\n');
-    return 0;
-  },
+  run: (p, io) => import('../run/login.ts').then((m) => m.logout(p, io)),
 };
 
 export const whoami: Command = {
@@ -70,12 +35,5 @@ export const whoami: Command = {
 Prints the e-mail address of the token's user, and with --json the service and the user's
 organizations.`,
   options: {},
-  async run(p, io) {
-    positionals(p, []);
-    const session = await openSession(io);
-    const user = await session.client.user.get();
-    if (flag(p, 'json')) printJson(io, { apiUrl: session.apiUrl, ...user });
-    else io.out(`${user.email}\n`);
-    return 0;
-  },
+  run: (p, io) => import('../run/login.ts').then((m) => m.whoami(p, io)),
 };

@@ -1,6 +1,4 @@
-import { type Command, flag, positionals, printJson } from '../command.ts';
-import { followToEnd } from '../follow.ts';
-import { openSession } from '../session.ts';
+import type { Command } from '../command.ts';
 
 export const promote: Command = {
   name: 'promote',
@@ -12,19 +10,5 @@ and prints the production URL.
 
   slipway promote dpl_2Zk9...`,
   options: {},
-  async run(p, io) {
-    const [id] = positionals(p, ['deployment'], 1);
-    const session = await openSession(io);
-    const promoted = await followToEnd(session, io, await session.client.deployments.promote(id!));
-    const project = await session.client.projects.get(promoted.projectId);
-    if (flag(p, 'json')) printJson(io, promoted);
-    if (promoted.status !== 'live') {
-      io.err(`Promotion of ${id} failed${promoted.errorMessage ? `: ${promoted.errorMessage}` : ''}\n`);
-      return 1;
-    }
-    const url = project.deploymentUrl ?? promoted.url;
-    io.err(`Promoted ${id}: production of ${project.name} is ${url}\n`);
-    if (!flag(p, 'json')) io.out(`${url}\n`);
-    return 0;
-  },
+  run: (p, io) => import('../run/promote.ts').then((m) => m.promote(p, io)),
 };

@@ -96,4 +96,37 @@ describe('the action: deploying the workspace and prebuilt output', () => {
     const promote = await action({ command: 'promote', source: 'workspace' });
     expect(promote.error).toContain('Input "source" is for the deploy command');
   });
+
+  it('leaves .env files, node_modules and .git out of the workspace as slipway deploy does, and says so', async () => {
+    const dir = join(workspace, 'site');
+    const secret = `API_KEY=sk_live_${Date.now()}`;
+    const files = {
+      'site/index.html': '<h1>site</h1>',
+      'site/.env.local': secret,
+      'site/.env.example': 'API_KEY=',
+      'site/node_modules/left-pad/index.js': 'module.exports = 1',
+      'site/.git/config': '[core]',
+    };
+    write(files);
+    try {
+      const r = await action({ source: 'workspace', directory: 'site' });
+      expect(r.error).toBeNull();
+      expect(r.stdout).toContain(
+        'Left out: .env.local, node_modules/ (1 file) — see docs/cli.md#what-is-uploaded',
+      );
+      const d = await s.client(token).deployments.get(r.outputs['deployment-id']!);
+      expect(d.status).toBe('live');
+      // What the deployment lists, as the service stored it to build.
+      const row = await s.running.deps.db
+        .selectFrom('deployments')
+        .select('build_spec')
+        .where('id', '=', d.id)
+        .executeTakeFirstOrThrow();
+      const spec = JSON.parse(row.build_spec!) as { source: { files: { path: string }[] } };
+      expect(spec.source.files.map((f) => f.path).sort()).toEqual(['.env.example', 'index.html']);
+      expect(await (await s.fetchFromEdge(d.url)).text()).toBe('<h1>site</h1>');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });

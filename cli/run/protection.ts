@@ -1,0 +1,89 @@
+import { Protection } from '../../api/schemas/projects.ts';
+import { type Parsed, positionals, printJson, str } from '../command.ts';
+import { didYouMean } from '../suggest.ts';
+import type { Io } from '../io.ts';
+import { openSession, targetProject } from '../session.ts';
+import { UsageError } from '../usage-error.ts';
+
+const projectOf = async (p: Parsed, io: Io) => {
+  const session = await openSession(io);
+  const project = await targetProject(session, io, { project: str(p, 'project'), org: str(p, 'org') });
+  return { session, project };
+};
+
+const SAYS = {
+  none: 'everyone can open every URL',
+  previews:
+    "previews' URLs need a member's sign-in, a share link or the bypass secret; production stays public",
+  all: "every URL, production's too, needs a member's sign-in, a share link or the bypass secret",
+};
+
+async function show(p: Parsed, io: Io): Promise<number> {
+  const { project } = await projectOf(p, io);
+  const protection = project.protection ?? 'none';
+  if (p.values.json === true) {
+    printJson(io, { protection, bypassCreatedAt: project.protectionBypassCreatedAt ?? null });
+    return 0;
+  }
+  io.out(`${protection}\n`);
+  io.err(
+    `${project.name}: ${SAYS[protection]}. Bypass secret: ${project.protectionBypassCreatedAt ? `made ${project.protectionBypassCreatedAt}` : 'none'}.\n`,
+  );
+  return 0;
+}
+
+async function set(p: Parsed, io: Io): Promise<number> {
+  const [, value] = positionals(p, ['subcommand', 'value'], 2);
+  const parsed = Protection.safeParse(value);
+  if (!parsed.success) throw new UsageError(`Unknown protection "${value}": expected none, previews or all.`);
+  const { session, project } = await projectOf(p, io);
+  const updated = await session.client.projects.update(project.id, { protection: parsed.data });
+  io.err(`${updated.name}: ${SAYS[parsed.data]}.\n`);
+  return 0;
+}
+
+async function bypass(p: Parsed, io: Io): Promise<number> {
+  const [, op] = positionals(p, ['subcommand', 'op'], 1);
+  const { session, project } = await projectOf(p, io);
+  if (op === 'rm' || op === 'remove') {
+    const { message } = await session.client.protection.removeBypass(project.id);
+    io.err(`${message}.\n`);
+    return 0;
+  }
+  if (op !== undefined) throw new UsageError(`Unknown bypass operation "${op}": expected nothing or rm.`);
+  const made = await session.client.protection.rotateBypass(project.id);
+  // The secret alone on stdout, so that it can be piped into a secret store.
+  io.out(`${made.secret}\n`);
+  io.err(
+    `Bypass secret of ${project.name}: send it as the x-slipway-protection-bypass header. ` +
+      'It is shown this once; any earlier one stopped working.\n',
+  );
+  return 0;
+}
+
+async function share(p: Parsed, io: Io): Promise<number> {
+  const [, deploymentId] = positionals(p, ['subcommand', 'deployment'], 2);
+  const hours = str(p, 'hours');
+  const { session, project } = await projectOf(p, io);
+  const link = await session.client.protection.share(project.id, {
+    deploymentId: deploymentId!,
+    ...(hours === undefined ? {} : { expiresInHours: Number(hours) }),
+  });
+  if (p.values.json === true) printJson(io, link);
+  else {
+    io.out(`${link.url}\n`);
+    io.err(`Anyone with this link can open ${project.name}'s protected URLs until ${link.expiresAt}.\n`);
+  }
+  return 0;
+}
+
+export async function protection(p: Parsed, io: Io): Promise<number> {
+  const [sub] = positionals(p, ['subcommand', 'value'], 0);
+  if (sub === undefined || sub === 'show') return show(p, io);
+  if (sub === 'set') return set(p, io);
+  if (sub === 'bypass') return bypass(p, io);
+  if (sub === 'share') return share(p, io);
+  throw new UsageError(
+    `Unknown subcommand "${sub}": expected set, bypass or share.${didYouMean(sub, ['set', 'bypass', 'share'])}`,
+  );
+}
