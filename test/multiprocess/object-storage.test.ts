@@ -66,6 +66,8 @@ describe.skipIf(Boolean(skip))(`object storage across processes with no shared d
       SLIPWAY_EDGE_PORT: String(edgePort),
       SLIPWAY_EDGE_INTERNAL_URL: `http://127.0.0.1:${edgePort}`,
       SLIPWAY_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'),
+      // Previews open without a sign-in, as in the other features' tests (docs/protection.md).
+      SLIPWAY_DEFAULT_PROTECTION: 'none',
       HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',
     };

@@ -84,6 +84,8 @@ describe.skipIf(!url)(
         SLIPWAY_EDGE_PORT: String(edgePort),
         SLIPWAY_EDGE_INTERNAL_URL: `http://127.0.0.1:${edgePort}`,
         SLIPWAY_ENCRYPTION_KEY: Buffer.alloc(32, 5).toString('base64'),
+        // Previews open without a sign-in, as in the other features' tests (docs/protection.md).
+        SLIPWAY_DEFAULT_PROTECTION: 'none',
         SLIPWAY_WEBHOOK_ALLOW_PRIVATE: 'true',
         SLIPWAY_JOB_LEASE: '3s',
         SLIPWAY_BUILD_CONCURRENCY: '4',

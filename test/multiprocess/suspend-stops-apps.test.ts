@@ -52,6 +52,8 @@ describe.skipIf(!url)(
         SLIPWAY_EDGE_PORT: String(edgePort),
         SLIPWAY_EDGE_INTERNAL_URL: `http://127.0.0.1:${edgePort}`,
         SLIPWAY_ENCRYPTION_KEY: Buffer.alloc(32, 5).toString('base64'),
+        // Previews open without a sign-in, as in the other features' tests (docs/protection.md).
+        SLIPWAY_DEFAULT_PROTECTION: 'none',
         HOST: '127.0.0.1',
       };
       // This process migrates the database first, and listens before anything is published.

@@ -64,7 +64,7 @@ describe('build and serve pipeline', () => {
     const p = await api().projects.get(project.id);
     // What was detected stays with the deployment; the project's setting stays unset.
     expect(live.framework).toBe('static');
-    expect(p.framework).toBeNull();
+    expect(p).toMatchObject({ framework: 'static', frameworkSetting: null });
     expect(p.deploymentUrl).toBe(`http://site.localhost:${s.edgePort}`);
     const prod = await s.fetchFromEdge(p.deploymentUrl!);
     expect(await prod.text()).toBe('<h1>hi-secret v1</h1>');
