@@ -29,7 +29,15 @@ it('counts and places the rows already there when it migrates, then keeps them',
       projectRow('org_b', now, { id: 'prj_b1', name: 'b1' }),
     ];
     // Rows of that time: without the columns later migrations add.
-    const before = projects.map(({ detected_framework: _, ...p }) => p);
+    const before = projects.map(
+      ({
+        detected_framework: _d,
+        protection: _p,
+        protection_bypass_hash: _h,
+        protection_bypass_created_at: _c,
+        ...p
+      }) => p,
+    );
     await db.insertInto('projects').values(before).execute();
     // Rows of that time: without list_seq; out of order, some in the same millisecond.
     const rows = [7, 3, 3, 9, 1, 5, 5, 0, 8].map((s, i) => {
