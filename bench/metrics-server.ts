@@ -24,7 +24,7 @@ import {
   mergeHistograms,
   parseHistogram,
   percentile,
-} from '../server/monitoring/histogram.ts';
+} from '../server/lib/histogram.ts';
 import { createRequestRecorder } from '../server/monitoring/request-recorder.ts';
 import { closeDeps, createDeps } from '../server/runtime.ts';
 import {

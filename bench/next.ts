@@ -4,7 +4,7 @@ import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient, type SlipwayClient } from '../api/client/index.ts';
-import { findFreePort } from '../server/edge/free-port.ts';
+import { findFreePort } from '../server/lib/free-port.ts';
 import { descendants } from '../server/sandbox/processes.ts';
 import { startNginxProxy } from './edge-app.ts';
 import { alternate, pairedRatio, processCpuUs, table, type LoadCase } from './lib.ts';

@@ -5,7 +5,7 @@ import { runCommand } from '../server/builder/run-command.ts';
 import { loadConfig } from '../server/config.ts';
 import { createRuntimeSupervisor } from '../server/edge/runtime.ts';
 import { createSandbox, type Sandbox } from '../server/sandbox/index.ts';
-import { systemLookup } from '../server/webhooks/ssrf.ts';
+import { systemLookup } from '../server/lib/ssrf.ts';
 import { table } from './lib.ts';
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;

@@ -14,7 +14,7 @@ import { createProject } from '../server/services/projects/create-project.ts';
 import { findOrCreateUser } from '../server/services/users/find-or-create-user.ts';
 import { createWebhook } from '../server/services/webhooks/create-webhook.ts';
 import { startDeliveryWorker, type DeliveryWorker } from '../server/webhooks/delivery-worker.ts';
-import { DELIVERY_JOB } from '../server/webhooks/outbox.ts';
+import { DELIVERY_JOB } from '../server/services/webhooks/outbox.ts';
 import { table } from './lib.ts';
 
 const CHANGES = 1000;

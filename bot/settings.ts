@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { normalisePrivateKey } from '../api/github-app-key.ts';
 
 const httpUrl = (name: string) =>
   z
@@ -82,19 +83,13 @@ export function botConfigured(env: NodeJS.ProcessEnv): boolean {
   return Boolean(env.APP_ID && (env.PRIVATE_KEY || env.PRIVATE_KEY_PATH) && env.WEBHOOK_SECRET);
 }
 
-/**
- * A private key as GitHub hands it out (PEM), with `\n` written literally (one-line env files),
- * or base64 of the PEM.
- */
-export function normalisePrivateKey(value: string): string {
-  const text = value.includes('-----BEGIN') ? value : Buffer.from(value, 'base64').toString('utf8');
-  const pem = text.replace(/\\n/g, '\n').trim();
-  if (!/^-----BEGIN [A-Z ]*PRIVATE KEY-----/.test(pem)) {
-    throw new BotSettingsError(
-      'PRIVATE_KEY must be the GitHub App private key: the PEM text (-----BEGIN RSA PRIVATE KEY-----...) or its base64',
-    );
+/** The App's key (api/github-app-key.ts), its error as a BotSettingsError. */
+function privateKeyOf(value: string): string {
+  try {
+    return normalisePrivateKey(value);
+  } catch (err) {
+    throw new BotSettingsError((err as Error).message);
   }
-  return `${pem}\n`;
 }
 
 /**
@@ -131,7 +126,7 @@ export function loadBotSettings(env: NodeJS.ProcessEnv, defaults: { apiUrl?: str
   }
   return {
     appId: e.APP_ID,
-    privateKey: normalisePrivateKey(key),
+    privateKey: privateKeyOf(key),
     webhookSecret: e.WEBHOOK_SECRET,
     previousWebhookSecret: e.WEBHOOK_SECRET_PREVIOUS,
     apiUrl: e.SLIPWAY_API_URL ?? defaults.apiUrl ?? 'http://127.0.0.1:3000',

@@ -1,6 +1,6 @@
 import { ApiError } from '../api/errors.ts';
 import { asksForHelp, type Command, parse } from './command.ts';
-import { completion } from './commands/completion.ts';
+import { completionCommand } from './commands/completion.ts';
 import { deploy } from './commands/deploy.ts';
 import { env } from './commands/env.ts';
 import { hooks } from './commands/hooks.ts';
@@ -36,7 +36,7 @@ const PEOPLE: Command[] = [
   env,
   hooks,
   protection,
-  completion,
+  completionCommand(() => COMMANDS.values()),
 ];
 /** Every command by name (test/repo/documented-commands.test.ts checks the docs against their --help). */
 export const COMMANDS = new Map([...PEOPLE, ...OPERATOR_COMMANDS].map((c) => [c.name, c]));

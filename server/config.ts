@@ -1,9 +1,10 @@
 import { accessSync, constants, mkdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { z } from 'zod';
-import { normalisePrivateKey } from '../bot/settings.ts';
+import { normalisePrivateKey } from '../api/github-app-key.ts';
 import { parseObjectStorage, type ObjectStorageConfig } from './storage/object-storage-url.ts';
 import { DEFAULT_PLAN_LIMITS, parsePlanLimits, type PlanLimits, type PlanName } from './lib/plan-limits.ts';
+import { ConfigError } from './lib/config-error.ts';
 
 const port = (name: string, dflt: number) =>
   z
@@ -604,10 +605,6 @@ function toConfig(env: z.infer<typeof EnvSchema>) {
         ? env.SLIPWAY_LOCAL_REPOSITORIES
         : list(env.SLIPWAY_LOCAL_REPOSITORIES).map((p) => resolve(p)),
   };
-}
-
-export class ConfigError extends Error {
-  override name = 'ConfigError';
 }
 
 /** Reads the environment; a bad value throws a ConfigError naming the variable. */

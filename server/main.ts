@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, type Config } from './config.ts';
+import { loadConfig, type Config } from './config.ts';
+import { ConfigError } from './lib/config-error.ts';
 import { StartupError } from './lib/startup-error.ts';
 import { withoutPassword } from './token-command.ts';
 import { BotSettingsError } from '../bot/settings.ts';

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { createLogger, logFormat } from './lib/log-format.ts';
 import { ensureDataDir, type Config } from './config.ts';
-import { createJobQueue } from './jobs/queue.ts';
+import { createJobQueue } from './queue/queue.ts';
 import { systemClock, type Clock } from './lib/clock.ts';
 import { createCipher, loadEncryptionKey } from './lib/secrets.ts';
 import { createDns, type Dns } from './lib/dns.ts';
@@ -13,7 +13,7 @@ import { createTokenCache } from './services/token-cache.ts';
 import { createOidcKeys } from './services/trust/oidc-keys.ts';
 import { createUrls } from './services/urls.ts';
 import { openStore } from './store/db.ts';
-import { createRateCounts } from './http/rate-counts.ts';
+import { createRateCounts } from './services/rate-counts/create-rate-counts.ts';
 import { createOpsMetrics } from './ops-metrics/ops-metrics.ts';
 
 export interface RuntimeOptions {

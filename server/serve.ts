@@ -13,8 +13,8 @@ import { createServiceSandbox, type Sandbox } from './sandbox/index.ts';
 import type { Deps } from './services/deps.ts';
 import { listenError } from './lib/startup-error.ts';
 import { tokenCommand } from './token-command.ts';
-import { startOpsMetrics } from './ops-metrics/start-ops-metrics.ts';
-import type { LookupAll } from './webhooks/ssrf.ts';
+import { startOpsMetrics } from './roles/start-ops-metrics.ts';
+import type { LookupAll } from './lib/ssrf.ts';
 
 export const ROLES = ['api', 'worker', 'edge', 'bot'] as const;
 export type Role = (typeof ROLES)[number];

@@ -1,6 +1,7 @@
 import type { Command } from '../command.ts';
 
-export const completion: Command = {
+/** Made by cli/main.ts, which hands it every command (so nothing here imports the list back). */
+export const completionCommand = (all: () => Iterable<Command>): Command => ({
   name: 'completion',
   summary: 'print a shell completion script (bash, zsh, fish)',
   help: `Usage: slipway completion bash|zsh|fish
@@ -13,5 +14,5 @@ shell:
   slipway completion fish > ~/.config/fish/completions/slipway.fish
   echo 'eval "$(slipway completion zsh)"' >> ~/.zshrc`,
   options: {},
-  run: (p, io) => import('../run/completion.ts').then((m) => m.completion(p, io)),
-};
+  run: (p, io) => import('../run/completion.ts').then((m) => m.completion(p, io, all())),
+});

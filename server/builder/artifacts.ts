@@ -9,7 +9,7 @@ import { randomString } from '../lib/ids.ts';
 import { hashKey, type BlobStore } from '../storage/blob-store.ts';
 import { createLocalBlobStore } from '../storage/local-blob-store.ts';
 import { BuildError } from './build-error.ts';
-import { describeBytes } from './format.ts';
+import { describeBytes } from '../lib/format.ts';
 
 /** One file of a deployment's site. */
 export const ManifestFile = z.object({

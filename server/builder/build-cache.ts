@@ -3,7 +3,7 @@ import { lstat, readFile, rm } from 'node:fs/promises';
 import { join, relative } from 'node:path';
 import type { BuildCacheStore, CacheEntry, OrganizationCacheQuota } from './build-cache-store.ts';
 import { type CacheLanes, describeLane } from './cache-lanes.ts';
-import { describeBytes } from './format.ts';
+import { describeBytes } from '../lib/format.ts';
 import { keepTrees, restoreTrees, totalOf } from './link-tree.ts';
 
 /** Where a build's cache lives and how big it may be. */

@@ -6,7 +6,7 @@ import type { BuildSettings } from './build-spec.ts';
 import { BuildCancelledError, BuildError, BuildTimeoutError } from './build-error.ts';
 import { localRepositoryPath } from './checkout.ts';
 import { isDir } from '../lib/file-kind.ts';
-import { describeDuration, describeElapsed } from './format.ts';
+import { describeDuration, describeElapsed } from '../lib/format.ts';
 import type { Sandbox } from '../sandbox/index.ts';
 import { limitHint, memoryLimitHint } from '../sandbox/limit-hints.ts';
 import { createUsageFilter, installHint } from './package-manager-output.ts';

@@ -8,7 +8,7 @@ import {
   parseRange,
   type NetworkPolicy,
 } from '../sandbox/network-policy.ts';
-import type { LookupAll } from '../webhooks/ssrf.ts';
+import type { LookupAll } from '../lib/ssrf.ts';
 import { parseRepositoryUrl } from './repository-url.ts';
 
 /** The settings the rules read. */

@@ -1,5 +1,5 @@
 import type { Deps } from '../services/deps.ts';
-import { DELIVERY_JOB, recordEvent } from '../webhooks/outbox.ts';
+import { DELIVERY_JOB, recordEvent } from '../services/webhooks/outbox.ts';
 import { orderCertificate } from './acme-issuer.ts';
 import { signalCertificateChange } from './certificate-signal.ts';
 import { saveCertificate } from './certificate-store.ts';

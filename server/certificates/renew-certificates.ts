@@ -1,7 +1,7 @@
 import type { Deps } from '../services/deps.ts';
-import { OPEN } from '../jobs/queue.ts';
+import { OPEN } from '../queue/queue.ts';
 import { CERTIFICATE_JOB } from '../services/domains/verify-domain.ts';
-import { isStale, type PeriodicJob } from '../monitoring/periodic-jobs.ts';
+import { isStale, type PeriodicJob } from '../jobs/periodic-jobs.ts';
 import { pruneChallenges } from './challenge-store.ts';
 
 /** The daily renewal check. */

@@ -4,8 +4,8 @@ import { ArtifactManifest as Manifest, manifestKey } from '../builder/artifacts.
 import { hashKey } from '../storage/blob-store.ts';
 import { createLocalBlobStore } from '../storage/local-blob-store.ts';
 import { localFilesOf, type LocalFiles } from '../storage/local-files.ts';
-import { loadRoutingRules, rulesFilesOf } from './routing/load-rules.ts';
-import { NO_RULES, type RoutingRules } from './routing/match-rules.ts';
+import { loadRoutingRules, rulesFilesOf } from '../routing/load-rules.ts';
+import { NO_RULES, type RoutingRules } from '../routing/match-rules.ts';
 
 /** The builder writes the format (server/builder/artifacts.ts); the edge reads the same schema. */
 export { ManifestFile, ArtifactManifest as Manifest } from '../builder/artifacts.ts';

@@ -9,7 +9,7 @@ import {
 } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { Agent, buildConnector, type Dispatcher } from 'undici';
-import { DEPLOYMENT_HEADER } from './deployment-header.ts';
+import { DEPLOYMENT_HEADER } from '../lib/edge-headers.ts';
 import { EDGE_PAGES, sendPage } from './pages.ts';
 import type { ByteCounter } from './static.ts';
 

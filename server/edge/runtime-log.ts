@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import { describeBytes } from '../builder/format.ts';
+import { describeBytes } from '../lib/format.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { Database } from '../store/schema.ts';
 import type { RuntimeStream } from './runtime.ts';

@@ -3,11 +3,11 @@ import { createInterface } from 'node:readline';
 import { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { describeBytes } from '../builder/format.ts';
+import { describeBytes } from '../lib/format.ts';
 import type { SandboxGroup } from '../sandbox/cgroups.ts';
 import type { Sandbox, SandboxShare } from '../sandbox/index.ts';
 import { spawnPlanned, startSpare } from '../sandbox/spawn-planned.ts';
-import { findFreePort } from './free-port.ts';
+import { findFreePort } from '../lib/free-port.ts';
 
 /** How to run a deployment's server process. */
 export interface RuntimeSpec {

@@ -4,19 +4,19 @@ import { performance } from 'node:perf_hooks';
 import { createArtifactReader, type ArtifactReader } from './artifact-reader.ts';
 import { createBlobCache } from './blob-cache.ts';
 import { createCompressedCache } from './compression.ts';
-import { DEPLOYMENT_HEADER } from './deployment-header.ts';
+import { DEPLOYMENT_HEADER } from '../lib/edge-headers.ts';
 import { EDGE_PAGES, sendPage, type EdgePage } from './pages.ts';
 import { createProxy, refuseUpgrade, type AnswerShaper } from './proxy.ts';
 import { normalizeHost, type HostResolver, type Resolution, type Target } from './resolve-host.ts';
 import type { RuntimeLauncher } from './launcher.ts';
-import { applyHeaderRules } from './routing/apply-headers.ts';
-import { NO_RULES, type HeaderMatch, type RoutingRules } from './routing/match-rules.ts';
-import { rulesArtifactOf, rulesFolderOf } from './routing/rules-folder.ts';
-import { sendRedirect } from './routing/send-redirect.ts';
+import { applyHeaderRules } from '../routing/apply-headers.ts';
+import { NO_RULES, type HeaderMatch, type RoutingRules } from '../routing/match-rules.ts';
+import { rulesArtifactOf, rulesFolderOf } from '../routing/rules-folder.ts';
+import { sendRedirect } from './send-redirect.ts';
 import type { RuntimeSupervisor } from './runtime.ts';
 import { createStaticServer, requestPath, type ByteCounter } from './static.ts';
 import { challengeTokenOf } from '../certificates/challenge-store.ts';
-import { PROBE_HEADER } from '../monitoring/probe-token.ts';
+import { PROBE_HEADER } from '../lib/edge-headers.ts';
 import { BYPASS_HEADER } from '../services/protection/protection-cookie.ts';
 import type { ProtectionGate } from './protection-gate.ts';
 
@@ -75,8 +75,6 @@ export interface EdgeServerOptions {
    */
   protection?: ProtectionGate;
 }
-
-export { DEPLOYMENT_HEADER };
 
 /** Where a target's requests go: a port to proxy to, its files (`static`), or why neither. */
 type AppPort = number | 'static' | 'not-running' | 'start-failed';

@@ -12,14 +12,14 @@ import {
   type Encoding,
 } from './compression.ts';
 import { contentTypeOf, extensionOf } from './content-types.ts';
-import { DEPLOYMENT_HEADER } from './deployment-header.ts';
+import { DEPLOYMENT_HEADER } from '../lib/edge-headers.ts';
 import { EDGE_PAGES, sendPage, type EdgePage } from './pages.ts';
 import { parseRange } from './range.ts';
 import type { Target } from './resolve-host.ts';
-import { headerList, withHeaderRules } from './routing/apply-headers.ts';
-import { NO_RULES, type HeaderMatch, type RoutingRules } from './routing/match-rules.ts';
-import { rulesFolderOf } from './routing/rules-folder.ts';
-import { sendRedirect } from './routing/send-redirect.ts';
+import { headerList, withHeaderRules } from '../routing/apply-headers.ts';
+import { NO_RULES, type HeaderMatch, type RoutingRules } from '../routing/match-rules.ts';
+import { rulesFolderOf } from '../routing/rules-folder.ts';
+import { sendRedirect } from './send-redirect.ts';
 
 /** Counts the body bytes a response sent, for traffic metrics. */
 export interface ByteCounter {

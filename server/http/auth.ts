@@ -1,15 +1,12 @@
-import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import { ApiError } from '../../api/errors.ts';
 import type { Actor, Deps } from '../services/deps.ts';
 import type { PlanName } from '../lib/plan-limits.ts';
 import type { CachedToken } from '../services/token-cache.ts';
 import { prepared } from '../store/prepared.ts';
+import { hashToken } from '../lib/api-token.ts';
 
-export const TOKEN_PREFIX = 'slw_';
 const TOKEN_SHAPE = /^slw_[A-Za-z0-9_-]{32,}$/;
-
-export const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
 
 export interface Authenticated {
   actor: Actor;

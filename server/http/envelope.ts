@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { PageMeta } from '../../api/schemas/common.ts';
-import type { RouteSpec } from './route.ts';
+import type { RouteSpec } from './route-spec.ts';
 
 /**
  * The schema of a route's successful answer, from its `response` and `responseKind`: what the

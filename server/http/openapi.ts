@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ErrorEnvelope } from '../../api/schemas/common.ts';
 import { successSchema } from './envelope.ts';
 import { errorExample, operationExamples } from './openapi-examples.ts';
-import type { RouteSpec } from './route.ts';
+import type { RouteSpec } from './route-spec.ts';
 
 export const API_VERSION = '1.2.0';
 

@@ -7,7 +7,7 @@ import { readUploadGrant } from '../services/uploads/upload-grant.ts';
 import { authenticate } from './auth.ts';
 import { consumeRateLimit, peekRateLimit, type RateLimitState } from './rate-limit.ts';
 import { rateLimitMessage } from './rate-limit-message.ts';
-import type { Deprecation, RouteSpec } from './route.ts';
+import type { Deprecation, RouteSpec } from './route-spec.ts';
 import { checkScope } from './scope.ts';
 
 /**

@@ -1,4 +1,4 @@
-import type { ProjectWithRole } from '../services/access.ts';
+import type { ProjectWithRole } from '../services/project-with-role.ts';
 import type { Deps } from '../services/deps.ts';
 
 export interface RateLimitState {
@@ -13,7 +13,7 @@ const WINDOW_SECONDS = 3600;
 
 /**
  * Counts a request against the user's fixed one-hour window, through the process's counts
- * (server/http/rate-counts.ts: in memory and written behind on SQLite, in the database before
+ * (server/services/rate-counts/rate-counts.ts: in memory and written behind on SQLite, in the database before
  * the answer on PostgreSQL). Every token of a user draws on the same window (as GitHub counts
  * personal tokens): a new token is not a new allowance. A refused request does not count.
  *

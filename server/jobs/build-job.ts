@@ -7,7 +7,7 @@ import { BuildCancelledError, BuildError, BuildTimeoutError, hideHostPaths } fro
 import type { BuildOutcome } from '../ops-metrics/ops-metrics.ts';
 import { buildDeployment } from '../builder/build-deployment.ts';
 import { repositoryRefusal, repositorySettings } from '../builder/repository-policy.ts';
-import { type DeploymentRuntime, parseRuntime } from '../edge/resolve-host.ts';
+import { type DeploymentRuntime, parseRuntime } from '../store/deployment-runtime.ts';
 import { raceSignal } from '../lib/race-signal.ts';
 import {
   markBuilding,
@@ -22,14 +22,14 @@ import { createBuildCacheStore } from '../builder/build-cache-store.ts';
 import { resolveBuildEnv } from '../services/env/resolve-build-env.ts';
 import { sandboxShare } from '../services/organizations/sandbox-share.ts';
 import type { DeploymentsTable } from '../store/schema.ts';
-import { systemLookup, type LookupAll } from '../webhooks/ssrf.ts';
+import { systemLookup, type LookupAll } from '../lib/ssrf.ts';
 import { createLogBuffer, type LogBuffer } from './log-buffer.ts';
 import { repositoryAccess } from './repository-access.ts';
 import { type BuildSpec, decodeBuildSpec } from '../builder/build-spec.ts';
 import { materializeFiles } from '../uploads/materialize.ts';
 import { uploadStoreOf } from '../uploads/upload-store.ts';
 import type { JobHandler } from './worker.ts';
-import type { Fairness } from './fair-claim.ts';
+import type { Fairness } from '../queue/fair-claim.ts';
 import { recordDetectedFramework } from '../services/projects/detected-framework.ts';
 import { decodeJson } from '../lib/json-column.ts';
 import { z } from 'zod';

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { LogType } from '../../api/schemas/deployments.ts';
 import type { OutputBudget } from '../builder/run-command.ts';
-import { describeBytes } from '../builder/format.ts';
+import { describeBytes } from '../lib/format.ts';
 import { lineCost, MIN_LINE_COST } from '../builder/log-cost.ts';
 import { appendLog } from '../services/deployments/deployment-logs.ts';
 import type { Deps } from '../services/deps.ts';

@@ -1,6 +1,6 @@
-import { DEPLOYMENT_HEADER } from '../edge/server.ts';
+import { DEPLOYMENT_HEADER } from '../lib/edge-headers.ts';
 import { requestWithHost } from '../lib/http-get.ts';
-import { PROBE_HEADER } from '../monitoring/probe-token.ts';
+import { PROBE_HEADER } from '../lib/edge-headers.ts';
 
 export interface ProbeOptions {
   /** Base URL the edge answers on from this process, e.g. `http://127.0.0.1:3001`. */

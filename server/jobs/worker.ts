@@ -2,8 +2,8 @@ import { hostname } from 'node:os';
 import { randomString } from '../lib/ids.ts';
 import type { Deps } from '../services/deps.ts';
 import { startClaimLoop, Stopped, type ClaimLoop, type Lane } from './claim-loop.ts';
-import type { Fairness } from './fair-claim.ts';
-import type { Job } from './queue.ts';
+import type { Fairness } from '../queue/fair-claim.ts';
+import type { Job } from '../queue/queue.ts';
 
 export interface JobHandler {
   kind: string;

@@ -1,7 +1,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { ConfigError } from '../config.ts';
+import { ConfigError } from './config-error.ts';
 
 /** AES-256-GCM for values at rest. A value that fails to decrypt throws; it never reads as empty. */
 export interface Cipher {

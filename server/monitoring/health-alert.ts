@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Deps } from '../services/deps.ts';
 import { openAlert, resolveAlert } from '../services/monitoring/alerts.ts';
-import type { ProbeResult } from './probe-production.ts';
+import type { ProbeResult } from './probe-result.ts';
 
 /** Consecutive failed probes that open `health_check_failed`: one blip does not page anyone. */
 export const FAILURES_TO_ALERT = 3;

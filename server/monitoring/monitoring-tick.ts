@@ -1,12 +1,12 @@
 import { deleteExpiredSessions } from '../dashboard/session.ts';
-import { pruneProtection } from '../services/protection/edge-lookups.ts';
+import { pruneProtection } from '../edge/protection-lookups.ts';
 import type { Deps } from '../services/deps.ts';
 import { pruneGitHubEvents } from '../services/github-events/finish-event.ts';
 import { deleteExpiredClaims } from '../services/domains/claim-expiry.ts';
 import { cleanUploads } from '../services/uploads/clean-uploads.ts';
 import { evaluateDeploymentFailures } from './deployment-failed-alert.ts';
 import { evaluateErrorRates } from './error-rate-alert.ts';
-import { isStale, type PeriodicJob } from './periodic-jobs.ts';
+import { isStale, type PeriodicJob } from '../jobs/periodic-jobs.ts';
 import { probeProductionUrls } from './probe-production.ts';
 import { pruneMonitoringData } from './prune.ts';
 import { pruneFinishedJobs } from '../jobs/prune-jobs.ts';

@@ -2,23 +2,15 @@ import { performance } from 'node:perf_hooks';
 import { Agent, request } from 'node:http';
 import type { Deps } from '../services/deps.ts';
 import { evaluateHealthAlerts, type ProbedProject } from './health-alert.ts';
-import { PROBE_HEADER, probeTokens } from './probe-token.ts';
+import { PROBE_HEADER } from '../lib/edge-headers.ts';
+import { probeTokens } from './probe-token.ts';
+import type { ProbeResult } from './probe-result.ts';
 
 /** A probe without an answer within this long fails. */
 export const PROBE_TIMEOUT_MS = 10_000;
 /** Probes running at once, so that many projects do not flood the edge. */
 const PROBE_CONCURRENCY = 8;
 export const PROBE_USER_AGENT = 'Slipway-HealthCheck/1';
-
-export interface ProbeResult {
-  /** A 2xx or 3xx answer. */
-  ok: boolean;
-  statusCode: number | null;
-  /** Until the whole answer arrived; null without an answer. */
-  responseTimeMs: number | null;
-  /** Why it failed; null when ok. */
-  error: string | null;
-}
 
 type ProbeDeps = Pick<Deps, 'db' | 'clock' | 'config' | 'urls' | 'log' | 'cipher'>;
 

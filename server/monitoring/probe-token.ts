@@ -1,13 +1,5 @@
 import type { Deps } from '../services/deps.ts';
 
-/**
- * The header that marks the service's own health probes to the edge, which does not count them
- * as visitors' traffic. Its value is sealed with the service's encryption key, so a visitor
- * cannot forge it to hide requests from a project's metrics; the edge removes it before a
- * request reaches a deployment's server app.
- */
-export const PROBE_HEADER = 'x-slipway-probe';
-
 /** How far a probe's stamp may be from the edge's clock (processes on several machines). */
 const PROBE_TOKEN_SKEW_MS = 5 * 60_000;
 /**
@@ -17,7 +9,7 @@ const PROBE_TOKEN_SKEW_MS = 5 * 60_000;
 const PROBE_TOKEN_REUSE_MS = 60_000;
 const PREFIX = 'probe:';
 
-/** The value of {@link PROBE_HEADER} for a probe sent now. */
+/** The value of the probe header (PROBE_HEADER, server/lib/edge-headers.ts) for a probe sent now. */
 export function probeToken(deps: Pick<Deps, 'cipher' | 'clock'>): string {
   return deps.cipher.encrypt(`${PREFIX}${deps.clock.now().getTime()}`);
 }

@@ -1,9 +1,8 @@
 import { Gauge } from 'prom-client';
-import type { RuntimeSupervisor } from '../edge/runtime.ts';
 import type { OpsMetrics } from './ops-metrics.ts';
 
 /** Server apps this edge process runs, by state, read at each scrape. */
-export function registerServerApps(ops: OpsMetrics, supervisor: Pick<RuntimeSupervisor, 'counts'>): void {
+export function registerServerApps(ops: OpsMetrics, supervisor: { counts(): Record<string, number> }): void {
   const apps = new Gauge({
     name: 'slipway_server_apps',
     help: 'Server apps (Node.js deployments) this edge process runs, by state (starting, running, restarting).',

@@ -39,12 +39,3 @@ export interface PaymentMethod {
    */
   capture(tx: Kysely<Database>, ctx: PaymentContext, reference: string): Promise<{ chargeId: string }>;
 }
-
-/**
- * What a paid operation hands to the service it runs: the service calls `before` first thing in
- * its transaction and `after` once the resource exists, so operation and payment commit together.
- */
-export interface SettleHook {
-  before(tx: Kysely<Database>): Promise<void>;
-  after(tx: Kysely<Database>, resourceId: string): Promise<void>;
-}

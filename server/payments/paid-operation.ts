@@ -1,10 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { formatChallenge, formatReceipt, PAYMENT_RECEIPT } from '../../api/payment.ts';
 import type { PaymentRequiredV1 } from '../../api/schemas/versioned.ts';
-import type { HandlerResult } from '../http/route.ts';
+import type { HandlerResult } from '../http/route-spec.ts';
 import type { Actor, Deps } from '../services/deps.ts';
 import { issueChallenge } from './challenge.ts';
-import type { SettleHook } from './method.ts';
+import type { SettleHook } from '../services/settle-hook.ts';
 import { PAYMENT_METHODS } from './methods.ts';
 import type { PaidOperation } from './operations.ts';
 import { PaymentRefused } from './refusal.ts';

@@ -2,7 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { ConfigError, type Config } from '../config.ts';
+import type { Config } from '../config.ts';
+import { ConfigError } from '../lib/config-error.ts';
 
 /** Shortest accepted SLIPWAY_PAYMENT_SECRET: an HMAC key needs at least 256 bits to be worth having. */
 const MIN_SECRET_LENGTH = 32;

@@ -13,10 +13,10 @@ import { createEdgeServer, type EdgeServerOptions, type RequestRecord } from '..
 import { registerServerApps } from '../ops-metrics/server-apps.ts';
 import { startInactiveAppStopper } from '../edge/stop-inactive-apps.ts';
 import { createProtectionGate } from '../edge/protection-gate.ts';
-import { protectionGateDeps } from '../services/protection/edge-lookups.ts';
+import { protectionGateDeps } from '../edge/protection-lookups.ts';
 import { startTlsListener, type TlsListener } from '../edge/tls.ts';
 import { watchOtherWriters } from '../edge/watch-other-writers.ts';
-import { describeBytes } from '../builder/format.ts';
+import { describeBytes } from '../lib/format.ts';
 import { listenError } from '../lib/startup-error.ts';
 import { findChallenge } from '../certificates/challenge-store.ts';
 import { startRuntimeSampler } from '../monitoring/runtime-sampler.ts';

@@ -7,11 +7,11 @@ import { startWorker, type JobHandler } from '../jobs/worker.ts';
 import type { Sandbox } from '../sandbox/index.ts';
 import type { Deps } from '../services/deps.ts';
 import { startDeliveryWorker } from '../webhooks/delivery-worker.ts';
-import type { LookupAll } from '../webhooks/ssrf.ts';
+import type { LookupAll } from '../lib/ssrf.ts';
 import { createCertificateJob } from '../certificates/certificate-job.ts';
 import { createRenewalJob } from '../certificates/renew-certificates.ts';
 import { createMonitoringTickJob, MONITORING_TICK_JOB } from '../monitoring/monitoring-tick.ts';
-import { startPeriodicScheduler } from '../monitoring/periodic-jobs.ts';
+import { startPeriodicScheduler } from '../jobs/periodic-jobs.ts';
 
 export interface WorkerRole {
   stop(): Promise<void>;

@@ -4,7 +4,7 @@ import {
   DeploymentV1,
   ProjectV1,
 } from '../../api/schemas/versioned.ts';
-import { route } from '../http/route.ts';
+import { route } from '../http/route-spec.ts';
 import { PAID_OPERATIONS } from '../payments/operations.ts';
 import { personalOrganization } from '../payments/ledger-store.ts';
 import { runPaid } from '../payments/paid-operation.ts';

@@ -1,6 +1,6 @@
 import { Billing, BillingQuery } from '../../api/schemas/billing.ts';
 import { OrganizationParams } from '../../api/schemas/organizations.ts';
-import { route } from '../http/route.ts';
+import { route } from '../http/route-spec.ts';
 import { pageMeta } from '../services/pagination.ts';
 import { getBilling } from '../payments/get-billing.ts';
 

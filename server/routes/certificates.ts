@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { DomainCertificate } from '../../api/schemas/certificates.ts';
 import { getDomainCertificate } from '../certificates/get-domain-certificate.ts';
-import { route } from '../http/route.ts';
+import { route } from '../http/route-spec.ts';
 
 const DomainParams = z.object({ projectId: z.string(), domain: z.string() });
 

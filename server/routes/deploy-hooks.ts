@@ -7,7 +7,7 @@ import {
   DeployHook,
   DeployHookTriggered,
 } from '../../api/schemas/deploy-hooks.ts';
-import { route } from '../http/route.ts';
+import { route } from '../http/route-spec.ts';
 import { pageMeta } from '../services/pagination.ts';
 import { createDeployHook } from '../services/deploy-hooks/create-deploy-hook.ts';
 import { deleteDeployHook } from '../services/deploy-hooks/delete-deploy-hook.ts';

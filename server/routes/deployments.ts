@@ -8,7 +8,7 @@ import {
   RollbackBody,
 } from '../../api/schemas/deployments.ts';
 import { logFrames } from '../http/log-frames.ts';
-import { route } from '../http/route.ts';
+import { route } from '../http/route-spec.ts';
 import { pageMeta } from '../services/pagination.ts';
 import { createDeployment } from '../services/deployments/create-deployment.ts';
 import { readLogs } from '../services/deployments/deployment-logs.ts';

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AddDomainBody, Domain, ListDomainsQuery } from '../../api/schemas/domains.ts';
-import { route } from '../http/route.ts';
+import { route } from '../http/route-spec.ts';
 import { pageMeta } from '../services/pagination.ts';
 import { addDomain } from '../services/domains/add-domain.ts';
 import { deleteDomain } from '../services/domains/delete-domain.ts';

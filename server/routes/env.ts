@@ -10,7 +10,7 @@ import {
   ListEnvQuery,
   UpdateEnvBody,
 } from '../../api/schemas/env.ts';
-import { route } from '../http/route.ts';
+import { route } from '../http/route-spec.ts';
 import { pageMeta } from '../services/pagination.ts';
 import { createEnvVar } from '../services/env/create-env-var.ts';
 import { deleteEnvVar } from '../services/env/delete-env-var.ts';

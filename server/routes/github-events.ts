@@ -8,7 +8,7 @@ import {
   StoredGitHubEvent,
   StoreGitHubEventBody,
 } from '../../api/schemas/github-events.ts';
-import { route } from '../http/route.ts';
+import { route } from '../http/route-spec.ts';
 import { claimGitHubEvents } from '../services/github-events/claim-events.ts';
 import { finishGitHubEvent } from '../services/github-events/finish-event.ts';
 import { storeGitHubEvent, TOO_LARGE_MESSAGE } from '../services/github-events/store-event.ts';

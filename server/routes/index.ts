@@ -1,4 +1,4 @@
-import type { RouteSpec } from '../http/route.ts';
+import type { RouteSpec } from '../http/route-spec.ts';
 import { apiV1Routes } from './api-v1.ts';
 import { billingRoutes } from './billing.ts';
 import { certificateRoutes } from './certificates.ts';

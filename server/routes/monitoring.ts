@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { Alert, AlertsQuery, Health, Metrics, MetricsQuery } from '../../api/schemas/monitoring.ts';
-import { route } from '../http/route.ts';
+import { route } from '../http/route-spec.ts';
 import { pageMeta } from '../services/pagination.ts';
 import { getHealth } from '../services/monitoring/get-health.ts';
 import { getMetrics } from '../services/monitoring/get-metrics.ts';

@@ -10,7 +10,7 @@ import {
   UpdateMemberBody,
   UpdateOrganizationBody,
 } from '../../api/schemas/organizations.ts';
-import { route } from '../http/route.ts';
+import { route } from '../http/route-spec.ts';
 import { pageMeta } from '../services/pagination.ts';
 import { createOrganization } from '../services/organizations/create-organization.ts';
 import { getOrganization } from '../services/organizations/get-organization.ts';

@@ -5,7 +5,7 @@ import {
   Project,
   UpdateProjectBody,
 } from '../../api/schemas/projects.ts';
-import { route } from '../http/route.ts';
+import { route } from '../http/route-spec.ts';
 import { pageMeta } from '../services/pagination.ts';
 import { createProject } from '../services/projects/create-project.ts';
 import { deleteProject } from '../services/projects/delete-project.ts';

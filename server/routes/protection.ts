@@ -6,7 +6,7 @@ import {
   CreateShareLinkBody,
   ShareLink,
 } from '../../api/schemas/protection.ts';
-import { route } from '../http/route.ts';
+import { route } from '../http/route-spec.ts';
 import { pageMeta } from '../services/pagination.ts';
 import { deleteBypassSecret, rotateBypassSecret } from '../services/protection/bypass-secret.ts';
 import { createShareLink, deleteShareLink, listShareLinks } from '../services/protection/share-links.ts';

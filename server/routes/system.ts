@@ -1,7 +1,7 @@
 import { docsPage, DOCS_SCRIPT, docsScript } from '../http/docs-page.ts';
 import { API_VERSION, buildOpenApi } from '../http/openapi.ts';
 import { z } from 'zod';
-import { route, type RouteSpec } from '../http/route.ts';
+import { route, type RouteSpec } from '../http/route-spec.ts';
 
 /** Health, readiness and the API description; none of them needs a token. */
 export function systemRoutes(getSpecs: () => RouteSpec[]): RouteSpec[] {

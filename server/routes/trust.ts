@@ -5,7 +5,7 @@ import {
   ExchangeOidcBody,
   TrustPolicy,
 } from '../../api/schemas/trust-policies.ts';
-import { route } from '../http/route.ts';
+import { route } from '../http/route-spec.ts';
 import { exchangeOidcToken } from '../services/trust/exchange.ts';
 import { createTrustPolicy, deleteTrustPolicy, listTrustPolicies } from '../services/trust/policies.ts';
 

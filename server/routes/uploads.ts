@@ -2,7 +2,7 @@ import { Readable } from 'node:stream';
 import { z } from 'zod';
 import { ApiError } from '../../api/errors.ts';
 import { MissingFiles, MissingFilesBody, Sha256, UploadedFile } from '../../api/schemas/uploads.ts';
-import { route } from '../http/route.ts';
+import { route } from '../http/route-spec.ts';
 import { missingFiles, uploadFile } from '../services/uploads/upload-file.ts';
 
 const ProjectParams = z.object({ projectId: z.string() });

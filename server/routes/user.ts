@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { PageQuery } from '../../api/schemas/common.ts';
 import { CreatedToken, CreateTokenBody, TokenSummary, User } from '../../api/schemas/user.ts';
-import { route } from '../http/route.ts';
+import { route } from '../http/route-spec.ts';
 import { pageMeta } from '../services/pagination.ts';
 import { createToken } from '../services/users/create-token.ts';
 import { getUser } from '../services/users/get-user.ts';

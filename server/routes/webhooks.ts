@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { PageQuery } from '../../api/schemas/common.ts';
 import { CreateWebhookBody, Delivery, ListDeliveriesQuery, Webhook } from '../../api/schemas/webhooks.ts';
-import { route } from '../http/route.ts';
+import { route } from '../http/route-spec.ts';
 import { pageMeta } from '../services/pagination.ts';
 import { createWebhook } from '../services/webhooks/create-webhook.ts';
 import { deleteWebhook } from '../services/webhooks/delete-webhook.ts';

@@ -1,9 +1,9 @@
 import { chmod, chown, mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Config, SandboxConfig } from '../config.ts';
-import { isAccepting } from '../edge/free-port.ts';
-import { describeBytes } from '../builder/format.ts';
-import { systemLookup, type LookupAll } from '../webhooks/ssrf.ts';
+import { isAccepting } from '../lib/free-port.ts';
+import { describeBytes } from '../lib/format.ts';
+import { systemLookup, type LookupAll } from '../lib/ssrf.ts';
 import { detectCgroups, type Cgroups, type SandboxGroup } from './cgroups.ts';
 import { findTools, trySandbox } from './detect.ts';
 import { buildNetworkPolicy, nftRuleset, parseRange, type NetworkPolicy } from './network-policy.ts';

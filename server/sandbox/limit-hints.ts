@@ -1,4 +1,4 @@
-import { describeBytes } from '../builder/format.ts';
+import { describeBytes } from '../lib/format.ts';
 import type { GroupEnd } from './cgroups.ts';
 import type { Sandbox, SandboxShare } from './index.ts';
 import type { SandboxLimit } from '../ops-metrics/ops-metrics.ts';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { BlockList, isIP } from 'node:net';
 import { networkInterfaces } from 'node:os';
-import { CATEGORIES, type LookupAll, type Rule } from '../webhooks/ssrf.ts';
+import { CATEGORIES, type LookupAll, type Rule } from '../lib/ssrf.ts';
 
 /** One address range, as nftables and BlockList both take it. */
 export interface Range {

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, open, readdir, readFile, rm, rmdir, statfs } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { describeBytes } from '../builder/format.ts';
+import { describeBytes } from '../lib/format.ts';
 import { findProgram } from './detect.ts';
 import { watchDisk } from './disk-watch.ts';
 

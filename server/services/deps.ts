@@ -1,5 +1,5 @@
-import type { ProjectWithRole } from './access.ts';
-import type { RateCounts } from '../http/rate-counts.ts';
+import type { ProjectWithRole } from './project-with-role.ts';
+import type { RateCounts } from './rate-counts/rate-counts.ts';
 import type { TokenCache } from './token-cache.ts';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
@@ -9,7 +9,7 @@ import type { Cipher } from '../lib/secrets.ts';
 import type { Dns } from '../lib/dns.ts';
 import type { Store } from '../store/db.ts';
 import type { Database } from '../store/schema.ts';
-import type { JobQueue } from '../jobs/queue.ts';
+import type { JobQueue } from '../queue/queue.ts';
 import type { MetricsCache } from './monitoring/metrics-cache.ts';
 import type { OidcKeys } from './trust/oidc-keys.ts';
 import type { OpsMetrics } from '../ops-metrics/ops-metrics.ts';
@@ -40,7 +40,7 @@ export interface Deps {
    */
   protectionKey: Uint8Array;
   /**
-   * Where this process counts requests against the hourly rate limits (server/http/rate-counts.ts):
+   * Where this process counts requests against the hourly rate limits (server/services/rate-counts/rate-counts.ts):
    * in memory and written behind on SQLite, in batches in the database on PostgreSQL.
    */
   rateCounts: RateCounts;

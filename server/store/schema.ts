@@ -1,5 +1,5 @@
 import type { Generated } from 'kysely';
-import type { LatencyColumn } from '../monitoring/histogram.ts';
+import type { LatencyColumn } from '../lib/histogram.ts';
 
 /**
  * Column conventions, so that SQLite and PostgreSQL behave the same:
@@ -270,7 +270,7 @@ export interface RateLimitsTable {
   user_id: string;
   window_start: number;
   count: number;
-  /** How many requests the last PostgreSQL batch counted (server/http/rate-counts-batched.ts). */
+  /** How many requests the last PostgreSQL batch counted (server/services/rate-counts/rate-counts-batched.ts). */
   granted: Generated<number>;
 }
 
@@ -300,7 +300,7 @@ export type RollupSpan = 'minute' | 'hour' | 'day';
 /**
  * Traffic of one project over one minute, hour or day (server/services/monitoring/record-requests.ts).
  * Every column is a count or a sum, so a longer stretch is the sum of its rows; the latency
- * histogram is one column per bucket (`lat_0` to `lat_24`, server/monitoring/histogram.ts).
+ * histogram is one column per bucket (`lat_0` to `lat_24`, server/lib/histogram.ts).
  */
 export interface TrafficRollupsTable extends Record<LatencyColumn, number> {
   project_id: string;

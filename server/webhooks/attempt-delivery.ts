@@ -3,7 +3,7 @@ import { sign, SIGNATURE_HEADER, signStandard } from '../../api/signature.ts';
 import { raceSignal } from '../lib/race-signal.ts';
 import type { PostDelivery } from './post-pinned.ts';
 import type { AttemptOutcome } from './record-attempt.ts';
-import { RefusedAddressError, resolveTarget, type LookupAll } from './ssrf.ts';
+import { RefusedAddressError, resolveTarget, type LookupAll } from '../lib/ssrf.ts';
 
 /** Sent as `User-Agent` on every delivery. */
 export const USER_AGENT = 'Slipway-Webhooks/1';

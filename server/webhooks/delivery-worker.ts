@@ -2,10 +2,10 @@ import { startClaimLoop, type ClaimLoop, type Lane } from '../jobs/claim-loop.ts
 import type { Deps } from '../services/deps.ts';
 import { attemptDelivery, type AttemptIo } from './attempt-delivery.ts';
 import { claimDueDeliveries, releaseClaim, type ClaimedDelivery } from './claim-deliveries.ts';
-import { DELIVERY_JOB } from './outbox.ts';
+import { DELIVERY_JOB } from '../services/webhooks/outbox.ts';
 import { postPinned, postWithFetch } from './post-pinned.ts';
 import { dropOrphan, recordAttempt, skipDelivery } from './record-attempt.ts';
-import { systemLookup, type LookupAll } from './ssrf.ts';
+import { systemLookup, type LookupAll } from '../lib/ssrf.ts';
 import { decodeJson } from '../lib/json-column.ts';
 import { z } from 'zod';
 

@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { LookupFunction } from 'node:net';
-import type { ResolvedAddress } from './ssrf.ts';
+import type { ResolvedAddress } from '../lib/ssrf.ts';
 
 /**
  * Sends one delivery and answers the receiver's status code. `addresses` are what the SSRF

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../server/config.ts';
-import { findFreePort } from '../../server/edge/free-port.ts';
+import { findFreePort } from '../../server/lib/free-port.ts';
 import { createDeps } from '../../server/runtime.ts';
 import type { Deps } from '../../server/services/deps.ts';
 import { createToken } from '../../server/services/users/create-token.ts';

@@ -6,7 +6,7 @@ import { runCommand } from '../../server/builder/run-command.ts';
 import { loadConfig } from '../../server/config.ts';
 import { createSandbox, type Sandbox, type SandboxShare } from '../../server/sandbox/index.ts';
 import { spawnPlanned } from '../../server/sandbox/spawn-planned.ts';
-import { systemLookup } from '../../server/webhooks/ssrf.ts';
+import { systemLookup } from '../../server/lib/ssrf.ts';
 import { createGitRepo, type GitRepo } from '../helpers/git-repo.ts';
 import { parseScrape, sample } from '../helpers/prometheus.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';

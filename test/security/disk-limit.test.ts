@@ -7,7 +7,7 @@ import { buildDeployment, type BuildDeploymentOptions } from '../../server/build
 import { loadConfig } from '../../server/config.ts';
 import { diskUsage } from '../../server/sandbox/disk-watch.ts';
 import { createSandbox, type Sandbox } from '../../server/sandbox/index.ts';
-import { systemLookup } from '../../server/webhooks/ssrf.ts';
+import { systemLookup } from '../../server/lib/ssrf.ts';
 import { createGitRepo, type GitRepo } from '../helpers/git-repo.ts';
 import { mountsUnder } from '../helpers/mounts.ts';
 

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../server/config.ts';
 import { createSandbox, type Sandbox } from '../../server/sandbox/index.ts';
 import { spawnPlanned } from '../../server/sandbox/spawn-planned.ts';
-import { systemLookup } from '../../server/webhooks/ssrf.ts';
+import { systemLookup } from '../../server/lib/ssrf.ts';
 import { hostProcesses } from '../helpers/host-processes.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 

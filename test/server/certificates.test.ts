@@ -21,7 +21,7 @@ import { createSniCache } from '../../server/certificates/sni-cache.ts';
 import { createEdgeServer } from '../../server/edge/server.ts';
 import { createHostResolver } from '../../server/edge/resolve-host.ts';
 import { loadConfig } from '../../server/config.ts';
-import type { Job } from '../../server/jobs/queue.ts';
+import type { Job } from '../../server/queue/queue.ts';
 import { newId } from '../../server/lib/ids.ts';
 import type { DomainsTable } from '../../server/store/schema.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { findFreePort } from '../../server/edge/free-port.ts';
+import { findFreePort } from '../../server/lib/free-port.ts';
 import { createWorkspaceDisks } from '../../server/sandbox/workspace-disk.ts';
 import { createTestDatabase, testDialect, type TestDatabase } from '../helpers/database.ts';
 import { createGitRepo } from '../helpers/git-repo.ts';

@@ -1,6 +1,6 @@
 import { connect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findFreePort } from '../../server/edge/free-port.ts';
+import { findFreePort } from '../../server/lib/free-port.ts';
 import { newId } from '../../server/lib/ids.ts';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.ts';
 import { createGitRepo, type GitRepo } from '../helpers/git-repo.ts';

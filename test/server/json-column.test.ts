@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { decodeJson } from '../../server/lib/json-column.ts';
-import { parseRuntime } from '../../server/edge/resolve-host.ts';
+import { parseRuntime } from '../../server/store/deployment-runtime.ts';
 import { toWebhook } from '../../server/services/webhooks/to-webhook.ts';
 
 describe('JSON columns are read through their schema', () => {

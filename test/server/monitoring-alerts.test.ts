@@ -10,7 +10,7 @@ import {
   slotJobId,
   slotStart,
   startPeriodicScheduler,
-} from '../../server/monitoring/periodic-jobs.ts';
+} from '../../server/jobs/periodic-jobs.ts';
 import { probeProductionUrls } from '../../server/monitoring/probe-production.ts';
 import { pruneMonitoringData } from '../../server/monitoring/prune.ts';
 import { recordRequests, type ServedRequest } from '../../server/services/monitoring/record-requests.ts';

@@ -5,8 +5,8 @@ import { createHostResolver } from '../../server/edge/resolve-host.ts';
 import { createEdgeServer } from '../../server/edge/server.ts';
 import { probeProductionUrls } from '../../server/monitoring/probe-production.ts';
 import { PRUNE_BATCH, pruneMonitoringData } from '../../server/monitoring/prune.ts';
+import { PROBE_HEADER } from '../../server/lib/edge-headers.ts';
 import {
-  PROBE_HEADER,
   createProbeCheck,
   isProbeToken,
   probeToken,

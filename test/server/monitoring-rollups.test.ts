@@ -5,14 +5,9 @@ import { CompiledQuery, Migrator, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../server/config.ts';
 import { createCipher } from '../../server/lib/secrets.ts';
-import {
-  bucketIndex,
-  emptyHistogram,
-  LATENCY_COLUMNS,
-  percentile,
-} from '../../server/monitoring/histogram.ts';
+import { bucketIndex, emptyHistogram, LATENCY_COLUMNS, percentile } from '../../server/lib/histogram.ts';
 import { pruneMonitoringData } from '../../server/monitoring/prune.ts';
-import { rollupRanges } from '../../server/monitoring/rollup-ranges.ts';
+import { rollupRanges } from '../../server/services/monitoring/rollup-ranges.ts';
 import { getMetrics } from '../../server/services/monitoring/get-metrics.ts';
 import { recordRequests, type ServedRequest } from '../../server/services/monitoring/record-requests.ts';
 import {

@@ -8,7 +8,7 @@ import {
   mergeHistograms,
   parseHistogram,
   percentile,
-} from '../../server/monitoring/histogram.ts';
+} from '../../server/lib/histogram.ts';
 import { newId } from '../../server/lib/ids.ts';
 import { openAlert, resolveAlert } from '../../server/services/monitoring/alerts.ts';
 import { recordRequests, type ServedRequest } from '../../server/services/monitoring/record-requests.ts';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerBacklogs } from '../../server/ops-metrics/backlogs.ts';
+import { registerBacklogs } from '../../server/roles/ops-backlogs.ts';
 import { createOpsMetrics } from '../../server/ops-metrics/ops-metrics.ts';
 import { storeGitHubEvent } from '../../server/services/github-events/store-event.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';

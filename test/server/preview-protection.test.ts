@@ -4,7 +4,7 @@ import { httpProbe } from '../../action/http-probe.ts';
 import type { Project } from '../../api/schemas/projects.ts';
 import { newId } from '../../server/lib/ids.ts';
 import { redactUrl } from '../../server/lib/redact-url.ts';
-import { pruneProtection } from '../../server/services/protection/edge-lookups.ts';
+import { pruneProtection } from '../../server/edge/protection-lookups.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { deploymentRow, storeSite } from '../helpers/edge.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';

@@ -1,7 +1,7 @@
 import { CompiledQuery, sql, type Kysely, type KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHostResolver } from '../../server/edge/resolve-host.ts';
-import { createJobQueue } from '../../server/jobs/queue.ts';
+import { createJobQueue } from '../../server/queue/queue.ts';
 import { pruneFinishedJobs } from '../../server/jobs/prune-jobs.ts';
 import { evaluateDeploymentFailures } from '../../server/monitoring/deployment-failed-alert.ts';
 import { pruneMonitoringData } from '../../server/monitoring/prune.ts';

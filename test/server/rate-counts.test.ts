@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createMemoryRateCounts } from '../../server/http/rate-counts-memory.ts';
+import { createMemoryRateCounts } from '../../server/services/rate-counts/rate-counts-memory.ts';
 import { consumeRateLimit } from '../../server/http/rate-limit.ts';
 import type { Store } from '../../server/store/db.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';

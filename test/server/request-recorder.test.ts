@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LATENCY_COLUMNS } from '../../server/monitoring/histogram.ts';
+import { LATENCY_COLUMNS } from '../../server/lib/histogram.ts';
 import { createRequestRecorder } from '../../server/monitoring/request-recorder.ts';
 import { writeRollupDeltas, type RollupDelta } from '../../server/services/monitoring/record-requests.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';

@@ -5,7 +5,7 @@ import {
   RefusedAddressError,
   resolveTarget,
   type ResolvedAddress,
-} from '../../server/webhooks/ssrf.ts';
+} from '../../server/lib/ssrf.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { startStub, type StubServer } from '../helpers/stub-server.ts';

@@ -14,7 +14,7 @@ import {
 } from '../../server/services/deployments/deployment-state.ts';
 import { MAX_ATTEMPTS, RETRY_DELAYS_MS, retryDelayMs } from '../../server/webhooks/backoff.ts';
 import { startDeliveryWorker, type DeliveryWorker } from '../../server/webhooks/delivery-worker.ts';
-import { DELIVERY_JOB, recordEvent } from '../../server/webhooks/outbox.ts';
+import { DELIVERY_JOB, recordEvent } from '../../server/services/webhooks/outbox.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { addMember } from '../helpers/members.ts';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../server/lib/ids.ts';
-import { DELIVERY_JOB, recordEvent } from '../../server/webhooks/outbox.ts';
+import { DELIVERY_JOB, recordEvent } from '../../server/services/webhooks/outbox.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { ManualClock } from '../helpers/clock.ts';
 

@@ -4,9 +4,9 @@ import type { ArtifactStore, StoreLimits } from '../artifacts.ts';
 import { BuildError } from '../build-error.ts';
 import type { BuildSettings } from '../build-spec.ts';
 import type { AppKind, DetectedFramework } from '../detect-framework.ts';
-import { describeBytes } from '../format.ts';
+import { describeBytes } from '../../lib/format.ts';
 import type { AppAt, FrameworkOutput } from '../outputs/index.ts';
-import { describeRoutingRules } from '../../edge/routing/describe-routing-rules.ts';
+import { describeRoutingRules } from '../../routing/describe-routing-rules.ts';
 import { builtFolder, findOutput, folderInside } from './folders.ts';
 
 /** What a build stored, and how the edge serves it (deployments.runtime). */

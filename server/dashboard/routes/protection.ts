@@ -6,7 +6,7 @@ import { parseOrThrow } from '../../http/validation.ts';
 import type { Actor } from '../../services/deps.ts';
 import { updateProject } from '../../services/projects/update-project.ts';
 import { rotateBypassSecret } from '../../services/protection/bypass-secret.ts';
-import { freshResolver, issueProtectionCode } from '../../services/protection/issue-code.ts';
+import { freshResolver, issueProtectionCode } from '../../edge/protection-code.ts';
 import { createShareLink, listShareLinks } from '../../services/protection/share-links.ts';
 import { projectContext } from '../context.ts';
 import type { Ctx, Kit } from '../kit.ts';

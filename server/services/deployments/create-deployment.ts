@@ -1,6 +1,6 @@
 import { ApiError } from '../../../api/errors.ts';
 import type { CreateDeploymentBody, Deployment } from '../../../api/schemas/deployments.ts';
-import type { SettleHook } from '../../payments/method.ts';
+import type { SettleHook } from '../settle-hook.ts';
 import { requireProject } from '../access.ts';
 import { checkDeploymentFiles } from '../uploads/deployment-files.ts';
 import type { Actor, Deps } from '../deps.ts';

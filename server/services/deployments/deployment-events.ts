@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { WebhookEvent } from '../../../api/schemas/webhooks.ts';
 import type { Database } from '../../store/schema.ts';
-import { DELIVERY_JOB, recordEvent } from '../../webhooks/outbox.ts';
+import { DELIVERY_JOB, recordEvent } from '../webhooks/outbox.ts';
 import type { Deps } from '../deps.ts';
 import type { DeploymentRow } from './to-deployment.ts';
 

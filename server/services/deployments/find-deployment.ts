@@ -1,6 +1,7 @@
 import { ApiError } from '../../../api/errors.ts';
 import type { Role } from '../../../api/schemas/organizations.ts';
-import { requireRole, type ProjectRow } from '../access.ts';
+import { requireRole } from '../access.ts';
+import type { ProjectRow } from '../project-with-role.ts';
 import type { Actor, Deps } from '../deps.ts';
 import type { DeploymentRow } from './to-deployment.ts';
 

@@ -1,7 +1,7 @@
 import { ApiError } from '../../../api/errors.ts';
 import type { Domain } from '../../../api/schemas/domains.ts';
 import { isUniqueViolation } from '../../store/errors.ts';
-import { DELIVERY_JOB, recordEvent } from '../../webhooks/outbox.ts';
+import { DELIVERY_JOB, recordEvent } from '../webhooks/outbox.ts';
 import { requireProject } from '../access.ts';
 import type { Actor, Deps } from '../deps.ts';
 import { signalRoutingChange } from '../routing-signal.ts';

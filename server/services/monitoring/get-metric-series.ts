@@ -1,5 +1,5 @@
 import type { MetricsPeriod } from '../../../api/schemas/monitoring.ts';
-import { LATENCY_COLUMNS, percentile } from '../../monitoring/histogram.ts';
+import { LATENCY_COLUMNS, percentile } from '../../lib/histogram.ts';
 import type { RollupSpan } from '../../store/schema.ts';
 import { requireProject } from '../access.ts';
 import type { Actor, Deps } from '../deps.ts';

@@ -1,6 +1,6 @@
 import type { MetricName, Metrics, MetricsPeriod, MetricsQuery } from '../../../api/schemas/monitoring.ts';
-import { LATENCY_COLUMNS, percentile } from '../../monitoring/histogram.ts';
-import { rollupRanges, type SpanRange } from '../../monitoring/rollup-ranges.ts';
+import { LATENCY_COLUMNS, percentile } from '../../lib/histogram.ts';
+import { rollupRanges, type SpanRange } from './rollup-ranges.ts';
 import { requireProject } from '../access.ts';
 import type { Actor, Deps } from '../deps.ts';
 import {

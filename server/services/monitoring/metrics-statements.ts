@@ -1,6 +1,6 @@
 import type { ExpressionBuilder, Kysely } from 'kysely';
-import { LATENCY_COLUMNS } from '../../monitoring/histogram.ts';
-import type { SpanRange } from '../../monitoring/rollup-ranges.ts';
+import { LATENCY_COLUMNS } from '../../lib/histogram.ts';
+import type { SpanRange } from './rollup-ranges.ts';
 import type { Database, RollupSpan } from '../../store/schema.ts';
 import { prepared, type PreparedStatement } from '../../store/prepared.ts';
 

@@ -5,7 +5,7 @@ import {
   LATENCY_COLUMNS,
   mergeHistograms,
   type Histogram,
-} from '../../monitoring/histogram.ts';
+} from '../../lib/histogram.ts';
 import type { Deps } from '../deps.ts';
 import type {
   Database,

@@ -1,7 +1,7 @@
 import { ApiError } from '../../../api/errors.ts';
 import type { CreateProjectBody, Project } from '../../../api/schemas/projects.ts';
 import { newId } from '../../lib/ids.ts';
-import type { SettleHook } from '../../payments/method.ts';
+import type { SettleHook } from '../settle-hook.ts';
 import { isUniqueViolation } from '../../store/errors.ts';
 import type { Actor, Deps } from '../deps.ts';
 import { allocateProductionHost } from './allocate-production-host.ts';

@@ -1,5 +1,5 @@
 import type { Project } from '../../../api/schemas/projects.ts';
-import type { ProjectRow } from '../access.ts';
+import type { ProjectRow } from '../project-with-role.ts';
 import type { Deps } from '../deps.ts';
 import { maskedRepositoryUrl } from '../repository-credentials.ts';
 import { NO_REPOSITORY } from './stored-repository.ts';

@@ -12,7 +12,7 @@ import type { Deps } from '../deps.ts';
  * The grant is sealed with the service's encryption key (AES-GCM: it cannot be read, made or
  * changed without the key, and every API process shares the key), so the service keeps no row
  * per grant. What bounds it is counted like a user's window, in the same counts
- * (server/http/rate-counts.ts) under the grant's own key: at most `files` uploads, the number of
+ * (server/services/rate-counts/rate-counts.ts) under the grant's own key: at most `files` uploads, the number of
  * files that were missing, within an hour. Past either, an upload counts as any request.
  */
 const Grant = z.object({

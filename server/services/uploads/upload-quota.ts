@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { ApiError } from '../../../api/errors.ts';
-import { describeBytes } from '../../builder/format.ts';
+import { describeBytes } from '../../lib/format.ts';
 import type { PlanName } from '../../lib/plan-limits.ts';
 import type { Deps } from '../deps.ts';
 

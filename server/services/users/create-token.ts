@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { CreatedToken } from '../../../api/schemas/user.ts';
-import { hashToken, TOKEN_PREFIX } from '../../http/auth.ts';
+import { hashToken, TOKEN_PREFIX } from '../../lib/api-token.ts';
 import { newId } from '../../lib/ids.ts';
 import type { Deps } from '../deps.ts';
 

@@ -1,7 +1,7 @@
 import { ApiError } from '../../../api/errors.ts';
 import { type Delivery, WebhookPayload } from '../../../api/schemas/webhooks.ts';
 import { newId } from '../../lib/ids.ts';
-import { DELIVERY_JOB } from '../../webhooks/outbox.ts';
+import { DELIVERY_JOB } from './outbox.ts';
 import type { Actor, Deps } from '../deps.ts';
 import { requireWebhook } from './require-webhook.ts';
 import { toDelivery } from './to-webhook.ts';

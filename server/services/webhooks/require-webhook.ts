@@ -1,6 +1,7 @@
 import { ApiError } from '../../../api/errors.ts';
 import type { Role } from '../../../api/schemas/organizations.ts';
-import { requireProject, type ProjectRow } from '../access.ts';
+import { requireProject } from '../access.ts';
+import type { ProjectRow } from '../project-with-role.ts';
 import type { Actor, Deps } from '../deps.ts';
 import type { WebhookRow } from './to-webhook.ts';
 

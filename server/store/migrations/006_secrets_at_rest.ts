@@ -1,7 +1,6 @@
 import { sql, type Kysely, type Migration } from 'kysely';
 import type { Cipher } from '../../lib/secrets.ts';
 import type { DialectHelpers } from '../dialect.ts';
-import { sealCredentials, splitRepositoryCredentials } from '../../services/repository-credentials.ts';
 
 /**
  * Secrets that were kept in plaintext are encrypted with the service's key: the credentials of
@@ -14,6 +13,25 @@ import { sealCredentials, splitRepositoryCredentials } from '../../services/repo
  * old frames hold the values) and empties it. On PostgreSQL the old row versions stay on disk
  * until a VACUUM (docs/security.md says so).
  */
+/*
+ * As server/services/repository-credentials.ts was when this migration was written: a migration
+ * keeps its own copy, so that later changes to the live code never change what it did.
+ */
+const USERINFO = /^([a-z][a-z0-9+.-]*:\/\/)([^@/?#]*)@/i;
+
+function splitRepositoryCredentials(url: string): { url: string; credentials: string | null } {
+  const m = USERINFO.exec(url);
+  if (!m) return { url, credentials: null };
+  const [whole, scheme, userinfo] = m as unknown as [string, string, string];
+  const web = /^https?:\/\/$/i.test(scheme);
+  if (!web && !userinfo.includes(':')) return { url, credentials: null };
+  const rest = url.slice(whole.length);
+  return { url: scheme + rest, credentials: userinfo === '' ? null : userinfo };
+}
+
+const sealCredentials = (cipher: Cipher, credentials: string | null) =>
+  credentials === null ? null : cipher.encrypt(credentials);
+
 /** The columns this migration reads and writes, as they are at this point. */
 interface Tables {
   projects: { id: string; repository_url: string; repository_credentials: string | null };

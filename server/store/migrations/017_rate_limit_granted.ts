@@ -1,7 +1,7 @@
 import type { Kysely, Migration } from 'kysely';
 
 /**
- * On PostgreSQL one statement counts a batch of a user's requests (server/http/rate-counts-batched.ts)
+ * On PostgreSQL one statement counts a batch of a user's requests (server/services/rate-counts/rate-counts-batched.ts)
  * and must say how many of them fit under the limit: the new count minus the old, which only
  * the SET list sees (RETURNING has no OLD before PostgreSQL 18), so the statement keeps it here.
  */

@@ -7,7 +7,7 @@ interface Tables {
 }
 
 /**
- * Builds are claimed fairly between organizations (server/jobs/fair-claim.ts): each job names its
+ * Builds are claimed fairly between organizations (server/queue/fair-claim.ts): each job names its
  * owner (`fair_key`) and when it was last claimed. Open build jobs get their organization here,
  * so a queue that was waiting during the upgrade is shared fairly at once.
  */

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createArtifactReader } from '../../../server/edge/artifact-reader.ts';
-import { NO_RULES } from '../../../server/edge/routing/match-rules.ts';
+import { NO_RULES } from '../../../server/routing/match-rules.ts';
 import { storeSite } from '../../helpers/edge.ts';
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');

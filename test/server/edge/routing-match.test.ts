@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { applyHeaderRules, withHeaderRules } from '../../../server/edge/routing/apply-headers.ts';
-import { compileRules, NO_RULES, type RoutingRules } from '../../../server/edge/routing/match-rules.ts';
-import { parseHeaders } from '../../../server/edge/routing/parse-headers.ts';
-import { parseRedirects } from '../../../server/edge/routing/parse-redirects.ts';
+import { applyHeaderRules, withHeaderRules } from '../../../server/routing/apply-headers.ts';
+import { compileRules, NO_RULES, type RoutingRules } from '../../../server/routing/match-rules.ts';
+import { parseHeaders } from '../../../server/routing/parse-headers.ts';
+import { parseRedirects } from '../../../server/routing/parse-redirects.ts';
 
 function rules(redirects: string, headers = ''): RoutingRules {
   const r = parseRedirects(redirects);

@@ -1,6 +1,6 @@
 import { createConnection, createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createJobQueue } from '../../../server/jobs/queue.ts';
+import { createJobQueue } from '../../../server/queue/queue.ts';
 import { systemClock } from '../../../server/lib/clock.ts';
 import { createCipher } from '../../../server/lib/secrets.ts';
 import {

@@ -1,8 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { batchedCountStatement, createBatchedRateCounts } from '../../../server/http/rate-counts-batched.ts';
-import type { Counted } from '../../../server/http/rate-counts.ts';
+import {
+  batchedCountStatement,
+  createBatchedRateCounts,
+} from '../../../server/services/rate-counts/rate-counts-batched.ts';
+import type { Counted } from '../../../server/services/rate-counts/rate-counts.ts';
 import type { Store } from '../../../server/store/db.ts';
 import { createTestApp, type TestApp, type TestUser } from '../../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
@@ -11,7 +14,7 @@ const url = process.env.SLIPWAY_TEST_DATABASE_URL;
 
 /**
  * On PostgreSQL the requests that arrive together are counted by one statement
- * (server/http/rate-counts-batched.ts): exactly, in arrival order, never past the limit, across
+ * (server/services/rate-counts/rate-counts-batched.ts): exactly, in arrival order, never past the limit, across
  * processes, with each request's project read on the way.
  */
 describe.skipIf(!url)(

@@ -17,7 +17,7 @@ import { loadConfig } from '../../../server/config.ts';
 import { createRuntimeSupervisor } from '../../../server/edge/runtime.ts';
 import { detectCgroups, type Cgroups } from '../../../server/sandbox/cgroups.ts';
 import { createSandbox } from '../../../server/sandbox/index.ts';
-import { systemLookup } from '../../../server/webhooks/ssrf.ts';
+import { systemLookup } from '../../../server/lib/ssrf.ts';
 import { waitFor } from '../../helpers/wait-for.ts';
 
 const MiB = 1024 ** 2;

@@ -7,7 +7,7 @@ import { BuildError } from '../../../server/builder/build-error.ts';
 import { createArtifactStore } from '../../../server/builder/artifacts.ts';
 import { loadConfig } from '../../../server/config.ts';
 import { createSandbox, SandboxUnavailableError } from '../../../server/sandbox/index.ts';
-import { systemLookup } from '../../../server/webhooks/ssrf.ts';
+import { systemLookup } from '../../../server/lib/ssrf.ts';
 import { createGitRepo } from '../../helpers/git-repo.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'slipway-modes-'));

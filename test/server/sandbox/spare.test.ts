@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../server/config.ts';
-import { findFreePort } from '../../../server/edge/free-port.ts';
+import { findFreePort } from '../../../server/lib/free-port.ts';
 import { createRuntimeSupervisor, type RuntimeSupervisor } from '../../../server/edge/runtime.ts';
 import { createSandbox, type Sandbox } from '../../../server/sandbox/index.ts';
-import type { ResolvedAddress } from '../../../server/webhooks/ssrf.ts';
+import type { ResolvedAddress } from '../../../server/lib/ssrf.ts';
 import { waitFor } from '../../helpers/wait-for.ts';
 
 const APP = `import { createServer } from 'node:http';

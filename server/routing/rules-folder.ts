@@ -1,4 +1,4 @@
-import type { DeploymentRuntime, Target } from '../resolve-host.ts';
+import type { DeploymentRuntime } from '../store/deployment-runtime.ts';
 
 /**
  * The folder of a deployment's artifact that holds its `_redirects` and `_headers`, as a site
@@ -23,6 +23,9 @@ export function rulesFolderOf(runtime: Pick<DeploymentRuntime, 'kind'>): string 
  * static assets when it has them (Next.js's `public/_redirects` is served at `/_redirects`'s
  * place), else the deployment's own artifact.
  */
-export function rulesArtifactOf(target: Pick<Target, 'artifactId' | 'assetsArtifactId'>): string {
+export function rulesArtifactOf(target: {
+  artifactId: string | null;
+  assetsArtifactId?: string | undefined;
+}): string {
   return target.assetsArtifactId ?? target.artifactId!;
 }

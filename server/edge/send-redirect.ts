@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { REVALIDATE } from '../cache-control.ts';
-import { DEPLOYMENT_HEADER } from '../deployment-header.ts';
-import { withHeaderRules } from './apply-headers.ts';
-import type { HeaderMatch, RuleAnswer } from './match-rules.ts';
+import { REVALIDATE } from './cache-control.ts';
+import { DEPLOYMENT_HEADER } from '../lib/edge-headers.ts';
+import { withHeaderRules } from '../routing/apply-headers.ts';
+import type { HeaderMatch, RuleAnswer } from '../routing/match-rules.ts';
 
 /**
  * Answers a `_redirects` redirect from the edge: the status, Location, the deployment's name and

@@ -1,4 +1,4 @@
-import type { JobHandler } from '../jobs/worker.ts';
+import type { JobHandler } from './worker.ts';
 import type { Deps } from '../services/deps.ts';
 import { decodeJson } from '../lib/json-column.ts';
 import { z } from 'zod';

@@ -1,7 +1,4 @@
-import type { ProjectWithRole } from '../services/access.ts';
-import type { Store } from '../store/db.ts';
-import { createBatchedRateCounts } from './rate-counts-batched.ts';
-import { createMemoryRateCounts } from './rate-counts-memory.ts';
+import type { ProjectWithRole } from '../project-with-role.ts';
 
 /**
  * Where a process counts its requests against each user's hourly window (server/http/rate-limit.ts),
@@ -31,13 +28,4 @@ export interface RateCounts {
 export interface Counted {
   count: number | null;
   project?: ProjectWithRole | null;
-}
-
-export function createRateCounts(
-  store: Pick<Store, 'run' | 'dialect'>,
-  opts: { onError?: (err: unknown) => void } = {},
-): RateCounts {
-  return store.dialect.name === 'sqlite'
-    ? createMemoryRateCounts(store, opts)
-    : createBatchedRateCounts(store);
 }

@@ -1,4 +1,4 @@
-import type { RollupSpan } from '../store/schema.ts';
+import type { RollupSpan } from '../../store/schema.ts';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;

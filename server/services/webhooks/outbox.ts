@@ -1,9 +1,9 @@
 import type { Kysely } from 'kysely';
-import { WebhookEvent } from '../../api/schemas/webhooks.ts';
-import { newId } from '../lib/ids.ts';
-import type { Database } from '../store/schema.ts';
-import type { Deps } from '../services/deps.ts';
-import { decodeJson } from '../lib/json-column.ts';
+import { WebhookEvent } from '../../../api/schemas/webhooks.ts';
+import { newId } from '../../lib/ids.ts';
+import type { Database } from '../../store/schema.ts';
+import type { Deps } from '../deps.ts';
+import { decodeJson } from '../../lib/json-column.ts';
 import { z } from 'zod';
 
 export const DELIVERY_JOB = 'webhook.deliver';

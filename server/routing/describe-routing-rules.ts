@@ -1,7 +1,7 @@
 import { lstat, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { describeBytes } from '../../builder/format.ts';
-import type { DeploymentRuntime } from '../resolve-host.ts';
+import { describeBytes } from '../lib/format.ts';
+import type { DeploymentRuntime } from '../store/deployment-runtime.ts';
 import { HEADERS_FILE, MAX_RULES_FILE_BYTES, REDIRECTS_FILE } from './load-rules.ts';
 import { parseHeaders } from './parse-headers.ts';
 import { parseRedirects } from './parse-redirects.ts';

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
-import { readProjectWithRole } from '../services/access.ts';
-import type { Store } from '../store/db.ts';
-import { prepared } from '../store/prepared.ts';
+import { readProjectWithRole } from '../project-with-role.ts';
+import type { Store } from '../../store/db.ts';
+import { prepared } from '../../store/prepared.ts';
 import type { RateCounts } from './rate-counts.ts';
 
 /**

@@ -1,8 +1,8 @@
-import { ApiError } from '../../../api/errors.ts';
-import { createHostResolver, normalizeHost, type HostResolver } from '../../edge/resolve-host.ts';
-import { roleIn } from '../access.ts';
-import type { Actor, Deps } from '../deps.ts';
-import { AUTH_PATH, CODE_TTL_MS, newSecret, sha256 } from './protection-cookie.ts';
+import { ApiError } from '../../api/errors.ts';
+import { createHostResolver, normalizeHost, type HostResolver } from './resolve-host.ts';
+import { roleIn } from '../services/access.ts';
+import type { Actor, Deps } from '../services/deps.ts';
+import { AUTH_PATH, CODE_TTL_MS, newSecret, sha256 } from '../services/protection/protection-cookie.ts';
 
 /** Reads each host afresh: a sign-in is rare, and must see the project's protection as it is now. */
 export const freshResolver = (deps: Deps): HostResolver => createHostResolver(deps, { ttlMs: 0 });

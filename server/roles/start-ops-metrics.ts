@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { collectDefaultMetrics, Gauge } from 'prom-client';
 import type { Deps } from '../services/deps.ts';
 import { listenError } from '../lib/startup-error.ts';
-import { registerBacklogs } from './backlogs.ts';
-import { startMetricsServer } from './metrics-http.ts';
+import { registerBacklogs } from './ops-backlogs.ts';
+import { startMetricsServer } from '../ops-metrics/metrics-http.ts';
 
 const VERSION = (
   JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
-import type { ProjectWithRole } from '../services/access.ts';
-import type { Store } from '../store/db.ts';
-import { prepared } from '../store/prepared.ts';
+import type { ProjectWithRole } from '../project-with-role.ts';
+import type { Store } from '../../store/db.ts';
+import { prepared } from '../../store/prepared.ts';
 import type { Counted, RateCounts } from './rate-counts.ts';
 import { readRateCount } from './rate-counts-memory.ts';
 

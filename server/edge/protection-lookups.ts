@@ -1,5 +1,5 @@
-import type { Deps } from '../deps.ts';
-import type { ProtectionGateDeps } from '../../edge/protection-gate.ts';
+import type { Deps } from '../services/deps.ts';
+import type { ProtectionGateDeps } from './protection-gate.ts';
 
 /**
  * Marks a one-time sign-in code used, in one conditional update (exact across every edge

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { Gauge, type Registry } from 'prom-client';
 import type { Deps } from '../services/deps.ts';
 import type { PoolStats } from '../store/db.ts';
-import type { OpsMetrics } from './ops-metrics.ts';
+import type { OpsMetrics } from '../ops-metrics/ops-metrics.ts';
 
 type BacklogDeps = Pick<Deps, 'db' | 'clock'> & { store: { poolStats(): PoolStats | null } };
 

@@ -1,0 +1,89 @@
+/**
+ * The direction of imports, checked by `npm run lint:imports` (part of `npm run check`).
+ * docs/architecture.md draws the same picture in words.
+ *
+ * Packages: api/ depends on nothing of ours; action/ and bot/ on api/ only; cli/ on api/ (and the
+ * service's own commands through server/main.ts); server/ on api/, and on bot/ only where it runs
+ * the App (its roles and entry point).
+ *
+ * Inside server/, floors from the bottom up: a file may import its own floor and the floors below,
+ * never one above. There are no import circles anywhere (type-only imports count too).
+ */
+const FLOORS = [
+  ['server/lib/', 'server/types/'],
+  ['server/store/', 'server/storage/', 'server/ops-metrics/', 'server/config\\.ts$'],
+  ['server/queue/', 'server/sandbox/', 'server/routing/', 'server/github/'],
+  ['server/builder/', 'server/uploads/'],
+  ['server/services/'],
+  ['server/http/', 'server/jobs/', 'server/webhooks/', 'server/certificates/', 'server/payments/'],
+  ['server/monitoring/', 'server/edge/', 'server/dashboard/', 'server/routes/', 'server/backup/'],
+  ['server/roles/', 'server/app\\.ts$', 'server/runtime\\.ts$', 'server/token-command\\.ts$'],
+  ['server/serve\\.ts$', 'server/main\\.ts$'],
+];
+const anyOf = (paths) => `^(${paths.join('|')})`;
+
+const floorRules = FLOORS.slice(0, -1).map((floor, i) => ({
+  name: `server-floor-${i}`,
+  comment: `${floor.join(', ')} may not import a higher floor of server/ (.dependency-cruiser.cjs)`,
+  severity: 'error',
+  from: { path: anyOf(floor) },
+  to: { path: anyOf(FLOORS.slice(i + 1).flat()) },
+}));
+
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      comment: 'An import circle: break it by moving what both sides need into a file of its own.',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'api-depends-on-nothing',
+      comment: 'api/ is the shared contract: it imports nothing else of ours.',
+      severity: 'error',
+      from: { path: '^api/' },
+      to: { path: '^(server|bot|action|cli)/' },
+    },
+    {
+      name: 'action-and-bot-only-on-api',
+      comment: 'The Action and the App talk to the service through api/ only.',
+      severity: 'error',
+      from: { path: '^(action|bot)/' },
+      to: { path: '^(server|cli)/|^action/', pathNot: '^$1/' },
+    },
+    {
+      name: 'cli-only-on-api',
+      comment: "The CLI talks to the service through api/; the service's own commands load server/main.ts.",
+      severity: 'error',
+      from: { path: '^cli/' },
+      to: { path: '^(server|bot|action)/', pathNot: '^server/main\\.ts$' },
+    },
+    {
+      name: 'server-runs-the-bot-only-from-its-roles',
+      comment: 'server/ starts the App (bot/) in its roles and entry point only.',
+      severity: 'error',
+      from: { path: '^server/', pathNot: '^server/(roles/|main\\.ts$)' },
+      to: { path: '^(bot|action|cli)/' },
+    },
+    {
+      name: 'server-files-on-a-floor',
+      comment: 'Every file of server/ stands on one of the floors of .dependency-cruiser.cjs.',
+      severity: 'error',
+      from: { path: '^server/', pathNot: anyOf(FLOORS.flat()) },
+      to: {},
+    },
+    ...floorRules,
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: '^(node_modules|dist)/' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: {
+      exportsFields: ['exports'],
+      conditionNames: ['import', 'require', 'node', 'default'],
+    },
+  },
+};
