@@ -51,7 +51,7 @@ module.exports = {
       comment: 'The Action and the App talk to the service through api/ only.',
       severity: 'error',
       from: { path: '^(action|bot)/' },
-      to: { path: '^(server|cli)/|^action/', pathNot: '^$1/' },
+      to: { path: '^(server|cli|action|bot)/', pathNot: '^$1/' },
     },
     {
       name: 'cli-only-on-api',
