@@ -9,7 +9,7 @@ export interface JobHandler {
   kind: string;
   /** Jobs of this kind run at once in this process. */
   concurrency: number;
-  /** Owners take turns, each within its limit, instead of oldest first (fair-claim.ts). */
+  /** Owners take turns, each within its limit, instead of oldest first (server/queue/fair-claim.ts). */
   fairness?: Fairness;
   leaseMs?: number;
   /** Runs the job. Throwing retries it (until max_attempts); `signal` aborts on shutdown. */

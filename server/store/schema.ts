@@ -202,7 +202,7 @@ export interface JobsTable {
   last_error: string | null;
   /** Whose job it is, for fair claims (builds: the organization's id); null for other kinds. */
   fair_key: string | null;
-  /** When it was last claimed: owners served longest ago go first (jobs/fair-claim.ts). */
+  /** When it was last claimed: owners served longest ago go first (queue/fair-claim.ts). */
   claimed_at: string | null;
   created_at: string;
   updated_at: string;

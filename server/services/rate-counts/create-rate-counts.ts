@@ -3,7 +3,7 @@ import type { RateCounts } from './rate-counts.ts';
 import { createBatchedRateCounts } from './rate-counts-batched.ts';
 import { createMemoryRateCounts } from './rate-counts-memory.ts';
 
-/** The rate counts that suit the store (the kinds are described in server/http/rate-counts.ts). */
+/** The rate counts that suit the store (the kinds are described in rate-counts.ts). */
 export function createRateCounts(
   store: Pick<Store, 'run' | 'dialect'>,
   opts: { onError?: (err: unknown) => void } = {},
