@@ -1,7 +1,7 @@
 import type { PageQuery } from '../schemas/common.ts';
 import type { ListDeploymentsQuery, LogType } from '../schemas/deployments.ts';
 import type { ListEnvQuery, ExportEnvQuery, EnvEnvironment } from '../schemas/env.ts';
-import type { AlertsQuery, MetricsQuery } from '../schemas/monitoring.ts';
+import type { AlertsQuery, MetricSeriesQuery, MetricsQuery } from '../schemas/monitoring.ts';
 import type { ListProjectsQuery } from '../schemas/projects.ts';
 
 // Query inputs are the parsed query types with every field optional: the server fills defaults.
@@ -18,6 +18,8 @@ export type EnvListQueryInput = Partial<ListEnvQuery>;
 export type AlertsQueryInput = Partial<AlertsQuery>;
 /** `period` and `metric` of `GET /v1/projects/<id>/metrics`. */
 export type MetricsQueryInput = Partial<MetricsQuery>;
+/** `period` of `GET /v1/projects/<id>/metrics/series`. */
+export type MetricSeriesQueryInput = Partial<MetricSeriesQuery>;
 /** `?environment=` of PATCH and DELETE `/env/<key>`. */
 export interface EnvSelectorInput {
   environment?: EnvEnvironment;

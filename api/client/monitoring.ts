@@ -1,7 +1,7 @@
-import { Alert, Health, Metrics } from '../schemas/monitoring.ts';
+import { Alert, Health, Metrics, MetricSeries } from '../schemas/monitoring.ts';
 import { type Caller, seg } from './envelope.ts';
 import type { CallOptions } from './http.ts';
-import type { AlertsQueryInput, MetricsQueryInput } from './inputs.ts';
+import type { AlertsQueryInput, MetricSeriesQueryInput, MetricsQueryInput } from './inputs.ts';
 
 const base = (projectId: string) => `/v1/projects/${seg(projectId)}`;
 
@@ -11,6 +11,9 @@ export function monitoringApi(c: Caller) {
     /** Requests, errors, latency, bandwidth (and cpu, ram) over `period` (default 24h). */
     metrics: (projectId: string, query: MetricsQueryInput = {}, o?: CallOptions) =>
       c.data(Metrics, 'GET', `${base(projectId)}/metrics`, { ...o, query }),
+    /** The same traffic as a time series over `period` (default 24h): requests, errors, bytes and latency per bucket. */
+    series: (projectId: string, query: MetricSeriesQueryInput = {}, o?: CallOptions) =>
+      c.data(MetricSeries, 'GET', `${base(projectId)}/metrics/series`, { ...o, query }),
     /** Result of the periodic probes of the production URL. */
     health: (projectId: string, o?: CallOptions) => c.data(Health, 'GET', `${base(projectId)}/health`, o),
     /** One page of alerts, newest first; filter by `status`. */

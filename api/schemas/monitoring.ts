@@ -90,6 +90,39 @@ export const Metrics = z.object({
 });
 export type Metrics = z.infer<typeof Metrics>;
 
+export const MetricSeriesQuery = z.strictObject({
+  /** Window ending now; default `24h`. One point a minute (1h), an hour (24h, 7d) or a day (30d). */
+  period: MetricsPeriod.default('24h'),
+});
+export type MetricSeriesQuery = z.infer<typeof MetricSeriesQuery>;
+
+/** One bucket of traffic: a minute, an hour or a day, starting at `at`. */
+export const MetricPoint = z.object({
+  /** Start of the bucket. */
+  at: Timestamp,
+  /** Requests the edge answered in the bucket. */
+  requests: z.number().int(),
+  /** Of them, answered with a status of 400 or more. */
+  errors: z.number().int(),
+  /** Response bytes sent. */
+  bytes: z.number().int(),
+  /** Mean response time in milliseconds (two decimals); null without requests. */
+  latencyAvg: z.number().nullable(),
+  /** 95th percentile in milliseconds, as the upper bound of its histogram bucket; null without requests. */
+  latencyP95: z.number().nullable(),
+});
+export type MetricPoint = z.infer<typeof MetricPoint>;
+
+export const MetricSeries = z.object({
+  /** The period asked for. */
+  period: MetricsPeriod,
+  /** The length of each point's bucket: `minute`, `hour` or `day`. */
+  span: z.enum(['minute', 'hour', 'day']),
+  /** Every bucket of the period, oldest first, a bucket without traffic as zeros; the first and last may be partial. */
+  points: z.array(MetricPoint),
+});
+export type MetricSeries = z.infer<typeof MetricSeries>;
+
 export const HealthStatus = z.enum(['healthy', 'degraded', 'down', 'unknown']);
 export type HealthStatus = z.infer<typeof HealthStatus>;
 

@@ -1,9 +1,18 @@
 import { z } from 'zod';
-import { Alert, AlertsQuery, Health, Metrics, MetricsQuery } from '../../api/schemas/monitoring.ts';
+import {
+  Alert,
+  AlertsQuery,
+  Health,
+  Metrics,
+  MetricSeries,
+  MetricSeriesQuery,
+  MetricsQuery,
+} from '../../api/schemas/monitoring.ts';
 import { route } from '../http/route-spec.ts';
 import { pageMeta } from '../services/pagination.ts';
 import { getHealth } from '../services/monitoring/get-health.ts';
 import { getMetrics } from '../services/monitoring/get-metrics.ts';
+import { getMetricSeries } from '../services/monitoring/get-metric-series.ts';
 import { listAlerts } from '../services/monitoring/list-alerts.ts';
 
 const ProjectParams = z.object({ projectId: z.string() });
@@ -20,6 +29,20 @@ export const monitoringRoutes = [
     handler: async ({ deps, actor, params, query }) => ({
       kind: 'data',
       data: await getMetrics(deps, actor, params.projectId, query),
+    }),
+  }),
+  route({
+    method: 'GET',
+    url: '/v1/projects/:projectId/metrics/series',
+    tag: 'monitoring',
+    summary:
+      'Traffic as a time series over a period: one point a minute (1h), an hour (24h, 7d) or a day (30d)',
+    params: ProjectParams,
+    query: MetricSeriesQuery,
+    response: MetricSeries,
+    handler: async ({ deps, actor, params, query }) => ({
+      kind: 'data',
+      data: await getMetricSeries(deps, actor, params.projectId, query.period),
     }),
   }),
   route({

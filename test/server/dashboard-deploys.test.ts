@@ -319,6 +319,18 @@ describe('dashboard: deploying from it', () => {
     ]);
     expect(day.points.find((p) => p.at.startsWith('2026-11-26T10'))!.latencyAvg).toBe(46.67);
 
+    // The API answers the same series (GET /v1/projects/<id>/metrics/series), 24h by default.
+    const viaApi = await t.call(alice, 'GET', `/v1/projects/${project.id}/metrics/series`);
+    expect(viaApi.status).toBe(200);
+    expect(viaApi.body.data).toEqual(day);
+    const weekViaApi = await t.call(alice, 'GET', `/v1/projects/${project.id}/metrics/series?period=7d`);
+    expect(weekViaApi.body.data.points).toHaveLength(169);
+    const badPeriod = await t.call(alice, 'GET', `/v1/projects/${project.id}/metrics/series?period=2w`);
+    expect(badPeriod.status).toBe(400);
+    expect(JSON.stringify(badPeriod.body.error)).toContain('period');
+    const outsider = await t.user('outsider@example.com');
+    expect((await t.call(outsider, 'GET', `/v1/projects/${project.id}/metrics/series`)).status).toBe(404);
+
     const hour = await getMetricSeries(t.deps, actor, project.id, '1h');
     expect(hour.span).toBe('minute');
     expect(hour.points).toHaveLength(61);

@@ -1,6 +1,6 @@
 import type { Alert, Health, Metrics, MetricsPeriod } from '../../../api/schemas/monitoring.ts';
 import { html } from '../html.ts';
-import type { MetricSeries } from '../../services/monitoring/get-metric-series.ts';
+import type { MetricSeries } from '../../../api/schemas/monitoring.ts';
 import { age, type View } from '../layout.ts';
 import { lineChart } from './line-chart.ts';
 import { projectShell, type ProjectContext } from './project-shell.ts';

@@ -1,4 +1,4 @@
-import type { MetricsPeriod } from '../../../api/schemas/monitoring.ts';
+import type { MetricPoint, MetricSeries, MetricsPeriod } from '../../../api/schemas/monitoring.ts';
 import { LATENCY_COLUMNS, percentile } from '../../lib/histogram.ts';
 import type { RollupSpan } from '../../store/schema.ts';
 import { requireProject } from '../access.ts';
@@ -16,25 +16,6 @@ export const SERIES_SPAN: Record<MetricsPeriod, { span: RollupSpan; ms: number }
   '7d': { span: 'hour', ms: HOUR },
   '30d': { span: 'day', ms: DAY },
 };
-
-/** One bucket of traffic: a minute, an hour or a day, starting at `at`. */
-export interface MetricPoint {
-  at: string;
-  requests: number;
-  errors: number;
-  bytes: number;
-  /** Mean response time of the bucket in milliseconds; null without requests. */
-  latencyAvg: number | null;
-  /** 95th percentile of the bucket (upper bound of its histogram bucket); null without requests. */
-  latencyP95: number | null;
-}
-
-export interface MetricSeries {
-  period: MetricsPeriod;
-  span: RollupSpan;
-  /** Every bucket of the period, oldest first; one without traffic is zeros. */
-  points: MetricPoint[];
-}
 
 /**
  * A project's traffic over a period as a time series, one point per minute (1h), hour (24h, 7d)
