@@ -572,8 +572,14 @@ describe('preview protection', () => {
     expect((await s.client(owner.token).projects.update(a.id, { protection: 'all' })).protection).toBe('all');
     expect((await edge(hosts.production)).status).toBe(302);
     expect((await edge(hosts.domain)).status).toBe(302);
+    // Deployments say whether their URLs are protected (what the bot's comment reads).
+    const listed = async () => (await s.client(owner.token).deployments.list(a.id, { limit: 100 })).data;
+    expect(new Set((await listed()).map((d) => d.protected))).toEqual(new Set([true]));
     await s.client(owner.token).projects.update(a.id, { protection: 'none' });
     expect(await (await edge(hosts.preview)).text()).toBe('preview of a');
+    expect(new Set((await listed()).map((d) => d.protected))).toEqual(new Set([false]));
+    const one = (await listed())[0]!;
+    expect((await s.client(owner.token).deployments.get(one.id)).protected).toBe(false);
   });
 
   it('forgets spent codes at once and expired share links after a day', async () => {
