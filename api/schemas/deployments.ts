@@ -65,6 +65,12 @@ export const Deployment = z.object({
   framework: z.string().nullable().optional(),
   /** The deployment's page in the dashboard, under the service's public URL (extension). */
   dashboardUrl: z.string().optional(),
+  /**
+   * Whether the deployment's own URL and its branch URL are protected: a visitor needs a member's
+   * sign-in, a share link or the bypass secret (docs/protection.md; extension, absent from
+   * servers before it).
+   */
+  protected: z.boolean().optional(),
 });
 export type Deployment = z.infer<typeof Deployment>;
 

@@ -17,6 +17,7 @@ import type { DeploymentTag } from '../lib/tag.ts';
 import { previewCheckOutput, productionCheckOutput } from '../render/check.ts';
 import { readLogTail } from '../service/log-tail.ts';
 import { updateComment } from './update-comment.ts';
+import { accessOf } from '../render/access.ts';
 
 const isFinal = (d: Deployment) => d.status === 'live' || d.status === 'failed';
 
@@ -90,6 +91,7 @@ export async function reportDeployment(
               logsUrl: checkUrl(gh, run),
               dashboardUrl: d.dashboardUrl ?? null,
               error: d.errorMessage,
+              ...accessOf(d),
             },
           }
         : null,

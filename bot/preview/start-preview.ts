@@ -9,6 +9,7 @@ import { previewCheckOutput, startErrorCheckOutput } from '../render/check.ts';
 import { openPreviewCheck, pullExternalId } from './open-check.ts';
 import { reportDeployment } from './report-deployment.ts';
 import { updateComment } from './update-comment.ts';
+import { accessOf } from '../render/access.ts';
 
 /** A branch name the service accepts as is; anything else is built through the pull request's ref. */
 const PLAIN_BRANCH = /^(?!-)(?!.*\.\.)[A-Za-z0-9._/-]{1,255}$/;
@@ -93,6 +94,7 @@ export async function startPreview(
       logsUrl: check.url,
       dashboardUrl: deployment.dashboardUrl ?? null,
       error: null,
+      ...accessOf(deployment),
     },
   }));
   // Events that arrived while this was being set up found no check to update: catch up now.

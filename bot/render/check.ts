@@ -1,5 +1,6 @@
 import type { Deployment } from '../../api/schemas/deployments.ts';
 import type { CheckOutput } from '../github/checks.ts';
+import { accessLine, accessOf } from './access.ts';
 import { formatDuration, shortSha } from './format.ts';
 
 const STAGE: Record<'queued' | 'building' | 'deploying', { title: string; doing: string }> = {
@@ -20,6 +21,12 @@ function facts(d: Deployment): string {
 const branchLine = (d: Deployment) =>
   d.branchUrl ? `\n\n**Branch URL:** ${d.branchUrl} (always the newest live preview of \`${d.branch}\`)` : '';
 
+/** How a reviewer gets into a protected preview, under its URLs (nothing when it is not protected). */
+const accessBlock = (d: Deployment) => {
+  const access = accessOf(d);
+  return access.protected ? `\n\n${accessLine(d.id, access.protectionUrl)}` : '';
+};
+
 /** The tail of a build log as a fenced block that no line of the log can close early. */
 export function logBlock(log: string): string {
   const fence = '`'.repeat(Math.max(3, ...[...log.matchAll(/`+/g)].map((m) => m[0].length + 1)));
@@ -31,7 +38,7 @@ export function previewCheckOutput(d: Deployment, logTail?: string): CheckOutput
   if (d.status === 'live') {
     return {
       title: 'Preview is live',
-      summary: `**Preview:** ${d.url}${branchLine(d)}\n\n${facts(d)}\n\nClick **Promote** to make this preview production, or **Redeploy** to build it again.`,
+      summary: `**Preview:** ${d.url}${branchLine(d)}${accessBlock(d)}\n\n${facts(d)}\n\nClick **Promote** to make this preview production, or **Redeploy** to build it again.`,
     };
   }
   if (d.status === 'failed') {

@@ -32,6 +32,13 @@ export const CommentState = z.object({
       dashboardUrl: z.string().nullable().optional(),
       /** Why it failed. */
       error: z.string().nullable(),
+      /**
+       * Its URLs need a sign-in, a share link or the bypass secret (docs/protection.md); absent in
+       * older comments and from servers before protection.
+       */
+      protected: z.boolean().optional(),
+      /** The project's Protection tab in the dashboard, where admins make share links. */
+      protectionUrl: z.string().nullable().optional(),
     })
     .nullable(),
   /** What reached production from this pull request: a promotion, or a deployment after the merge. */

@@ -1,3 +1,4 @@
+import { accessLine } from './access.ts';
 import { type CommentState, encodeState } from './comment-state.ts';
 import { cell, formatTime, shortSha, STATUS_LABEL } from './format.ts';
 
@@ -26,6 +27,10 @@ function previewTable(p: NonNullable<CommentState['preview']>, updatedAt: string
       ? [
           `| **Branch URL** | [${new URL(p.branchUrl).host}](${p.branchUrl}) (always the newest live preview of the branch) |`,
         ]
+      : []),
+    // How a reviewer gets in, while there is something to see.
+    ...(p.protected && p.status !== 'failed'
+      ? [`| **Access** | ${accessLine(p.deploymentId, p.protectionUrl)} |`]
       : []),
     ...(p.dashboardUrl
       ? [`| **Logs** | [Build log](${p.dashboardUrl})${p.logsUrl ? ` · [Check run](${p.logsUrl})` : ''} |`]

@@ -1,5 +1,5 @@
 import { ApiError } from '../../api/errors.ts';
-import { createHostResolver, normalizeHost, type HostResolver } from './resolve-host.ts';
+import { createHostResolver, guardOf, normalizeHost, type HostResolver } from './resolve-host.ts';
 import { roleIn } from '../services/access.ts';
 import type { Actor, Deps } from '../services/deps.ts';
 import { AUTH_PATH, CODE_TTL_MS, newSecret, sha256 } from '../services/protection/protection-cookie.ts';
@@ -28,14 +28,15 @@ export async function issueProtectionCode(
   if (page.protocol !== 'http:' && page.protocol !== 'https:')
     throw ApiError.validation([{ path: 'url', message: 'must be an http or https address' }]);
   const host = normalizeHost(page.host);
-  const r = await resolver.resolve(host);
+  // A protected host whatever it serves now: a live deployment, or the edge's page about a
+  // build, a failure or a branch without a preview yet, which are protected as much.
+  const guard = guardOf(await resolver.resolve(host));
   // Not protected, or not there: nothing to sign in to (and no reason to send anyone there).
-  if (r.kind !== 'target' || !r.target.protection)
-    throw ApiError.notFound(`A protected deployment at ${host}`);
+  if (!guard?.protection) throw ApiError.notFound(`A protected deployment at ${host}`);
   const project = await deps.db
     .selectFrom('projects')
     .select(['organization_id'])
-    .where('id', '=', r.target.projectId)
+    .where('id', '=', guard.projectId)
     .executeTakeFirstOrThrow();
   if (!(await roleIn(deps, actor, project.organization_id)))
     throw ApiError.forbidden(
@@ -47,7 +48,7 @@ export async function issueProtectionCode(
     .insertInto('protection_codes')
     .values({
       code_hash: sha256(code),
-      project_id: r.target.projectId,
+      project_id: guard.projectId,
       host,
       user_id: actor.userId,
       expires_at: new Date(now.getTime() + CODE_TTL_MS).toISOString(),

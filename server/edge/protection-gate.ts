@@ -19,7 +19,7 @@ import {
   type Grant,
 } from '../services/protection/protection-cookie.ts';
 import { sendPage, type EdgePage } from './pages.ts';
-import type { Target } from './resolve-host.ts';
+import type { Guarded } from './resolve-host.ts';
 
 /** What the gate reads and writes outside the request: injected. */
 export interface ProtectionGateDeps {
@@ -32,26 +32,36 @@ export interface ProtectionGateDeps {
   httpsPublic: boolean;
   /** Marks a one-time code used and says what it opens; null when unknown, used or expired. */
   useCode(codeHash: string, now: Date): Promise<{ projectId: string; host: string } | null>;
-  /** A share link's project and end, by its token's hash; null when unknown or expired. */
-  findLink(tokenHash: string, now: Date): Promise<{ projectId: string; expiresAt: number } | null>;
+  /** A share link's id, project and end, by its token's hash; null when unknown or expired. */
+  findLink(
+    tokenHash: string,
+    now: Date,
+  ): Promise<{ id: string; projectId: string; expiresAt: number } | null>;
+  /**
+   * Drops the project's cached routes (the edge's resolver): a link opened here that they do not
+   * list yet was made after they were looked up, and the page it leads to must see it.
+   */
+  forget?: (projectId: string) => void;
 }
 
 /** Decides a protected host's requests (docs/protection.md). */
 export interface ProtectionGate {
   /**
-   * `true`: the request goes on to the deployment (without the protection cookie); anything
-   * else: the gate answered it (a redirect to sign in, a page why not, or a cookie being set).
-   * `bypass` is the request's bypass header, taken off the request before (it never reaches an app).
+   * `true`: the request goes on to the deployment, or to the edge's page about the host (without
+   * the protection cookie); anything else: the gate answered it (a redirect to sign in, a page
+   * why not, or a cookie being set). `target` is the host's project and protection, whatever the
+   * host serves now (a live deployment, a build, a failure). `bypass` is the request's bypass
+   * header, taken off the request before (it never reaches an app).
    */
   check(
     req: IncomingMessage,
     res: ServerResponse,
     host: string,
-    target: Target,
+    target: Guarded,
     bypass: string | undefined,
   ): true | Promise<true | void> | void;
   /** For upgrades (WebSockets), which cannot be sent to sign in: whether the bypass secret or a cookie admits it. */
-  admits(req: IncomingMessage, host: string, target: Target, bypass: string | undefined): Promise<boolean>;
+  admits(req: IncomingMessage, host: string, target: Guarded, bypass: string | undefined): Promise<boolean>;
 }
 
 const PAGES = {
@@ -139,7 +149,7 @@ export function createProtectionGate(deps: ProtectionGateDeps): ProtectionGate {
     res.end();
   };
 
-  const exchange = async (req: IncomingMessage, res: ServerResponse, host: string, target: Target) => {
+  const exchange = async (req: IncomingMessage, res: ServerResponse, host: string, target: Guarded) => {
     const query = new URLSearchParams((req.url ?? '').slice(AUTH_PATH.length + 1));
     const code = query.get('code');
     const now = deps.now();
@@ -150,21 +160,26 @@ export function createProtectionGate(deps: ProtectionGateDeps): ProtectionGate {
     return admit(req, res, grant, query.get('next'));
   };
 
-  const share = async (req: IncomingMessage, res: ServerResponse, host: string, target: Target) => {
+  const share = async (req: IncomingMessage, res: ServerResponse, host: string, target: Guarded) => {
     const query = new URLSearchParams((req.url ?? '').slice(SHARE_PATH.length + 1));
     const token = query.get('token');
     const now = deps.now();
     const link = token ? await deps.findLink(sha256(token), now) : null;
     if (!link || link.projectId !== target.projectId) return page(req, res, PAGES.wrongLink());
+    // A link made since this host was looked up (its routing signal still on its way here).
+    if (!target.protection!.links.has(link.id)) deps.forget?.(target.projectId);
     const expiresAt = Math.min(link.expiresAt, now.getTime() + SHARE_COOKIE_MS);
-    return admit(req, res, { projectId: target.projectId, host, expiresAt }, query.get('next'));
+    const grant = { projectId: target.projectId, host, expiresAt, link: link.id };
+    return admit(req, res, grant, query.get('next'));
   };
 
-  const allows = (grant: Grant | null, host: string, target: Target) =>
+  /** A share link's cookie opens the host while its link is not revoked (TargetProtection.links). */
+  const allows = (grant: Grant | null, host: string, target: Guarded) =>
     grant !== null &&
     grant.projectId === target.projectId &&
     grant.host === host &&
-    grant.expiresAt > deps.now().getTime();
+    grant.expiresAt > deps.now().getTime() &&
+    (grant.link === undefined || target.protection!.links.has(grant.link));
 
   const grantOf = async (value: string): Promise<Grant | null> => {
     const known = verified.get(value);

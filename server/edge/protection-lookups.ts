@@ -27,14 +27,14 @@ export async function findProtectionLink(
   deps: Pick<Deps, 'db'>,
   tokenHash: string,
   now: Date,
-): Promise<{ projectId: string; expiresAt: number } | null> {
+): Promise<{ id: string; projectId: string; expiresAt: number } | null> {
   const row = await deps.db
     .selectFrom('protection_links')
-    .select(['project_id', 'expires_at'])
+    .select(['id', 'project_id', 'expires_at'])
     .where('token_hash', '=', tokenHash)
     .where('expires_at', '>', now.toISOString())
     .executeTakeFirst();
-  return row ? { projectId: row.project_id, expiresAt: Date.parse(row.expires_at) } : null;
+  return row ? { id: row.id, projectId: row.project_id, expiresAt: Date.parse(row.expires_at) } : null;
 }
 
 /** The gate's outside world, from the service's deps. */

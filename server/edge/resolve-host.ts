@@ -38,6 +38,11 @@ export interface Target {
 export interface TargetProtection {
   /** SHA-256 (hex) of the project's bypass secret; null when it has none. */
   bypassHash: string | null;
+  /**
+   * The ids of the project's share links, as last looked up: a cookie a share link set opens the
+   * host only while its link is here, so revoking a link (a routing change) ends its cookies.
+   */
+  links: ReadonlySet<string>;
 }
 
 /** Whether a host is a preview's (its own URL, a branch URL) or production's (production URL, custom domains). */
@@ -48,24 +53,45 @@ type ProtectionCols = Pick<ProjectsTable, 'protection' | 'protection_bypass_hash
 /** The protection a host of the project gets: `previews` protects preview hosts, `all` every host. */
 export function protectionOf(p: ProtectionCols, kind: HostKind): TargetProtection | undefined {
   if (p.protection === 'all' || (p.protection === 'previews' && kind === 'preview'))
-    return { bypassHash: p.protection_bypass_hash };
+    return { bypassHash: p.protection_bypass_hash, links: new Set() };
   return undefined;
 }
 
-/** The outcome of looking a Host header up; everything but `target` is answered with a page. */
+/**
+ * A host of a project as the protection gate sees it: the project, and the host's protection
+ * (absent: anyone may see what the edge answers there).
+ */
+export interface Guarded {
+  projectId: string;
+  protection?: TargetProtection;
+}
+
+/**
+ * The outcome of looking a Host header up; everything but `target` is answered with a page. The
+ * pages of a protected host are protected as its deployment is (`protection`): they tell a
+ * deployment's id and state.
+ */
 export type Resolution =
   | { kind: 'target'; target: Target }
   | { kind: 'unknown' }
-  | { kind: 'suspended'; projectId: string }
-  | { kind: 'no-production'; projectId: string }
+  | ({ kind: 'suspended' } & Guarded)
+  | ({ kind: 'no-production' } & Guarded)
   /** A branch URL whose branch has no live preview yet. */
-  | { kind: 'no-branch-deployment'; projectId: string }
-  | {
+  | ({ kind: 'no-branch-deployment' } & Guarded)
+  | ({
       kind: 'not-ready';
-      projectId: string;
       deploymentId: string;
       status: Exclude<DeploymentsTable['status'], 'live' | 'deploying'>;
-    };
+    } & Guarded);
+
+/** The project and protection of the host a resolution answers for; null for an unknown host. */
+export function guardOf(r: Resolution): Guarded | null {
+  if (r.kind === 'target') return r.target;
+  return r.kind === 'unknown' ? null : r;
+}
+
+/** `protection` as an optional field: present only when the host is protected. */
+const guarded = (protection: TargetProtection | undefined) => (protection ? { protection } : {});
 
 export interface HostResolver {
   /** Resolves a raw Host header (any case, with or without a port). */
@@ -286,8 +312,9 @@ export function createHostResolver(deps: ResolverDeps, opts: ResolverOptions = {
   /** Why a project's production is not served (gone, suspended, nothing in it); null when it is. */
   const notServing = (p: ProjectCols): Resolution | null => {
     if (p.deleted_at !== null || p.status === 'deleted') return { kind: 'unknown' };
-    if (p.status === 'suspended') return { kind: 'suspended', projectId: p.id };
-    if (!p.production_deployment_id) return { kind: 'no-production', projectId: p.id };
+    const g = guarded(protectionOf(p, 'production'));
+    if (p.status === 'suspended') return { kind: 'suspended', projectId: p.id, ...g };
+    if (!p.production_deployment_id) return { kind: 'no-production', projectId: p.id, ...g };
     return null;
   };
 
@@ -298,8 +325,9 @@ export function createHostResolver(deps: ResolverDeps, opts: ResolverOptions = {
     const d = p.production_deployment_id
       ? await deploymentQuery().where('d.id', '=', p.production_deployment_id).executeTakeFirst()
       : undefined;
-    if (!d) return { kind: 'no-production', projectId: p.id };
-    return toTarget(d, p.framework, protectionOf(p, 'production'));
+    const protection = protectionOf(p, 'production');
+    if (!d) return { kind: 'no-production', projectId: p.id, ...guarded(protection) };
+    return toTarget(d, p.framework, protection);
   };
 
   /**
@@ -337,7 +365,26 @@ export function createHostResolver(deps: ResolverDeps, opts: ResolverOptions = {
       )
       .execute();
 
+  /**
+   * A protected host's answer with its project's share links (one more query, for protected
+   * hosts only). Every link the project has, expired ones too: a link's cookies end with it anyway.
+   */
   const lookup = async (host: string): Promise<Resolution> => {
+    const r = await lookupHost(host);
+    const guard = guardOf(r);
+    if (!guard?.protection) return r;
+    const rows = await db
+      .selectFrom('protection_links')
+      .select('id')
+      .where('project_id', '=', guard.projectId)
+      .execute();
+    // The set protectionOf made for this answer, not shared with any other yet.
+    const links = guard.protection.links as Set<string>;
+    for (const { id } of rows) links.add(id);
+    return r;
+  };
+
+  const lookupHost = async (host: string): Promise<Resolution> => {
     const label = labelOf(host);
     if (label) {
       const rows = await labelRows(label);
@@ -345,26 +392,31 @@ export function createHostResolver(deps: ResolverDeps, opts: ResolverOptions = {
       if (own?.id && own.status && own.target) {
         const d = { ...own, id: own.id, status: own.status, target: own.target };
         if (d.deleted_at !== null || d.project_status === 'deleted') return { kind: 'unknown' };
-        if (d.project_status === 'suspended') return { kind: 'suspended', projectId: d.project_id };
+        const protection = protectionOf(d, 'preview');
+        const g = guarded(protection);
+        if (d.project_status === 'suspended') return { kind: 'suspended', projectId: d.project_id, ...g };
         // `deploying` is served too: the builder's health check reaches the deployment by its URL.
-        if (d.status === 'live' || d.status === 'deploying')
-          return toTarget(d, d.framework, protectionOf(d, 'preview'));
-        return { kind: 'not-ready', projectId: d.project_id, deploymentId: d.id, status: d.status };
+        if (d.status === 'live' || d.status === 'deploying') return toTarget(d, d.framework, protection);
+        return { kind: 'not-ready', projectId: d.project_id, deploymentId: d.id, status: d.status, ...g };
       }
       const p = rows.find((r) => Number(r.via) === 1);
       if (p) {
         const early = notServing({ ...p, id: p.project_id, status: p.project_status });
         if (early) return early;
-        if (!p.id || !p.target) return { kind: 'no-production', projectId: p.project_id };
-        return toTarget({ ...p, id: p.id, target: p.target }, p.framework, protectionOf(p, 'production'));
+        const protection = protectionOf(p, 'production');
+        if (!p.id || !p.target)
+          return { kind: 'no-production', projectId: p.project_id, ...guarded(protection) };
+        return toTarget({ ...p, id: p.id, target: p.target }, p.framework, protection);
       }
       // A branch URL: the newest live preview of its branch, served like the deployment's own URL.
       const b = rows.find((r) => Number(r.via) === 2);
       if (b) {
         if (b.deleted_at !== null || b.project_status === 'deleted') return { kind: 'unknown' };
-        if (b.project_status === 'suspended') return { kind: 'suspended', projectId: b.project_id };
-        if (!b.id || !b.target) return { kind: 'no-branch-deployment', projectId: b.project_id };
-        return toTarget({ ...b, id: b.id, target: b.target }, b.framework, protectionOf(b, 'preview'));
+        const protection = protectionOf(b, 'preview');
+        const g = guarded(protection);
+        if (b.project_status === 'suspended') return { kind: 'suspended', projectId: b.project_id, ...g };
+        if (!b.id || !b.target) return { kind: 'no-branch-deployment', projectId: b.project_id, ...g };
+        return toTarget({ ...b, id: b.id, target: b.target }, b.framework, protection);
       }
     }
     const domain = await db

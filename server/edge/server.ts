@@ -7,7 +7,8 @@ import { createCompressedCache } from './compression.ts';
 import { DEPLOYMENT_HEADER } from '../lib/edge-headers.ts';
 import { EDGE_PAGES, sendPage, type EdgePage } from './pages.ts';
 import { createProxy, refuseUpgrade, type AnswerShaper } from './proxy.ts';
-import { normalizeHost, type HostResolver, type Resolution, type Target } from './resolve-host.ts';
+import { EdgeResponse, isPrivate, markPrivate } from './private-answers.ts';
+import { guardOf, normalizeHost, type HostResolver, type Resolution, type Target } from './resolve-host.ts';
 import type { RuntimeLauncher } from './launcher.ts';
 import { applyHeaderRules } from '../routing/apply-headers.ts';
 import { NO_RULES, type HeaderMatch, type RoutingRules } from '../routing/match-rules.ts';
@@ -158,7 +159,48 @@ export function createEdgeServer(opts: EdgeServerOptions): Server {
     probe: boolean,
     bypass: string | undefined,
   ): void | Promise<void> {
+    // The usual case first: a deployment, served to anyone (one check on the way).
+    if (r.kind === 'target' && !r.target.protection) return serveTarget(req, res, r.target, counter);
+    const guard = guardOf(r);
+    // A protected host: everything the edge answers there, its own pages about the deployment
+    // (building, failed, no preview yet) as much as the deployment, waits for the gate. The
+    // service's own probes pass.
+    if (guard?.protection && !probe) {
+      const gate = opts.protection;
+      if (!gate) return page(req, res, counter, EDGE_PAGES.protectedHost());
+      const through = gate.check(req, res, host, guard, bypass);
+      if (through !== true) {
+        return through instanceof Promise
+          ? through.then((t) => (t === true ? admitted(req, res, host, r, counter) : undefined))
+          : undefined;
+      }
+    }
+    return guard?.protection ? admitted(req, res, host, r, counter) : respond(req, res, host, r, counter);
+  }
+
+  /** A protected host's request that the gate let through: answered privately (never kept by a shared cache). */
+  function admitted(
+    req: IncomingMessage,
+    res: ServerResponse,
+    host: string,
+    r: Resolution,
+    counter: ByteCounter,
+  ): void | Promise<void> {
+    markPrivate(res);
+    return respond(req, res, host, r, counter);
+  }
+
+  /** What a resolution serves: the deployment, or the edge's page why not. */
+  function respond(
+    req: IncomingMessage,
+    res: ServerResponse,
+    host: string,
+    r: Resolution,
+    counter: ByteCounter,
+  ): void | Promise<void> {
     switch (r.kind) {
+      case 'target':
+        return serveTarget(req, res, r.target, counter);
       case 'unknown':
         return page(req, res, counter, EDGE_PAGES.unknownHost(host));
       case 'suspended':
@@ -177,21 +219,6 @@ export function createEdgeServer(opts: EdgeServerOptions): Server {
             ? EDGE_PAGES.failed(r.deploymentId)
             : EDGE_PAGES.building(r.deploymentId, r.status),
         );
-      case 'target': {
-        const target = r.target;
-        // A protected host (one check for the others); the service's own probes pass.
-        if (target.protection && !probe) {
-          const gate = opts.protection;
-          if (!gate) return page(req, res, counter, EDGE_PAGES.protectedHost());
-          const through = gate.check(req, res, host, target, bypass);
-          if (through !== true) {
-            return through instanceof Promise
-              ? through.then((t) => (t === true ? serveTarget(req, res, target, counter) : undefined))
-              : undefined;
-          }
-        }
-        return serveTarget(req, res, target, counter);
-      }
     }
   }
 
@@ -329,7 +356,8 @@ export function createEdgeServer(opts: EdgeServerOptions): Server {
     return target.kind === 'node' ? 'not-running' : 'static';
   }
 
-  const server = createServer((req, res) => {
+  // EdgeResponse: a protected host's answers are made private in one place (private-answers.ts).
+  const server = createServer({ ServerResponse: EdgeResponse }, (req, res) => {
     const token = opts.acmeChallenge ? challengeTokenOf(req.url) : null;
     if (!token || !opts.acmeChallenge) return serve(req, res);
     opts.acmeChallenge(token).then(
@@ -400,7 +428,9 @@ export function createEdgeServer(opts: EdgeServerOptions): Server {
       return;
     }
     const deploymentId = deploymentIdOf(r);
-    if (deploymentId) res.setHeader(DEPLOYMENT_HEADER, deploymentId);
+    // A protected host's deployment is named only to those the gate let through.
+    const named = !r || !guardOf(r)?.protection || isPrivate(res);
+    if (deploymentId && named) res.setHeader(DEPLOYMENT_HEADER, deploymentId);
     counter.bytes += sendPage(req, res, EDGE_PAGES.edgeError());
   }
 
@@ -414,10 +444,11 @@ export function createEdgeServer(opts: EdgeServerOptions): Server {
     opts.resolver
       .resolve(req.headers.host)
       .then(async (r) => {
-        if (r.kind === 'target' && r.target.protection) {
+        const guard = guardOf(r);
+        if (guard?.protection) {
           const host = normalizeHost(req.headers.host);
-          const admitted = (await opts.protection?.admits(req, host, r.target, bypass)) ?? false;
-          if (!admitted) return refuseUpgrade(socket, 401);
+          const allowed = (await opts.protection?.admits(req, host, guard, bypass)) ?? false;
+          if (!allowed) return refuseUpgrade(socket, 401);
         }
         const app: AppPort = r.kind === 'target' ? await appPort(r.target, req) : 'static';
         if (typeof app === 'number') return proxy.forwardUpgrade(req, socket, head, app);

@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import { createServer, type Server as HttpsServer } from 'node:https';
 import type { SecureContext } from 'node:tls';
+import { EdgeResponse } from './private-answers.ts';
 import { onCertificateChange } from '../certificates/certificate-signal.ts';
 import { createSniCache } from '../certificates/sni-cache.ts';
 import type { Deps } from '../services/deps.ts';
@@ -19,6 +20,8 @@ export interface TlsEdgeOptions {
  */
 export function createTlsEdge(opts: TlsEdgeOptions): HttpsServer {
   const server = createServer({
+    // As the plain edge's: a protected host's answers are made private (private-answers.ts).
+    ServerResponse: EdgeResponse,
     SNICallback(servername, cb) {
       opts.contextFor(servername).then(
         (ctx) => (ctx ? cb(null, ctx) : cb(new Error(`no certificate for ${servername}`))),

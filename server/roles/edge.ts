@@ -96,7 +96,10 @@ export async function startEdge(deps: Deps, sandbox: Sandbox, opts: EdgeOptions 
     onRequest: edgeRequestHook(deps, (r) => recorder.record(r)),
     ...edgeRecordingOptions(deps),
     acmeChallenge: (token) => findChallenge(deps, token),
-    protection: createProtectionGate(protectionGateDeps(deps)),
+    protection: createProtectionGate({
+      ...protectionGateDeps(deps),
+      forget: (projectId) => resolver.invalidate(projectId),
+    }),
     onError: (err, req) =>
       deps.log.error({ err, host: req.headers.host, url: redactUrl(req.url ?? '') }, 'edge error'),
   });

@@ -261,3 +261,29 @@ export function edgeRequest(
     req.end(opts.body);
   });
 }
+
+/** The status an upgrade (WebSocket) request to 127.0.0.1:port with this Host header gets; a switch is 101. */
+export function upgradeStatus(
+  port: number,
+  host: string,
+  headers: Record<string, string> = {},
+): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request({
+      host: '127.0.0.1',
+      port,
+      headers: { host, connection: 'Upgrade', upgrade: 'websocket', ...headers },
+      agent: false,
+    });
+    req.on('upgrade', (res, socket) => {
+      socket.destroy();
+      resolve(res.statusCode!);
+    });
+    req.on('response', (res) => {
+      res.resume();
+      resolve(res.statusCode!);
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}

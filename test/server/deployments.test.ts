@@ -136,6 +136,8 @@ describe('deployments', () => {
         source: 'git',
         framework: null,
         dashboardUrl: `http://localhost:3000/deployments/${d.id}`,
+        // The tests' projects keep previews open (SLIPWAY_DEFAULT_PROTECTION=none).
+        protected: false,
       });
       const jobs = await t.deps.db
         .selectFrom('jobs')

@@ -1,3 +1,6 @@
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkHealth } from '../../action/health-check.ts';
 import { httpProbe } from '../../action/http-probe.ts';
@@ -6,10 +9,22 @@ import { newId } from '../../server/lib/ids.ts';
 import { redactUrl } from '../../server/lib/redact-url.ts';
 import { pruneProtection } from '../../server/edge/protection-lookups.ts';
 import { ManualClock } from '../helpers/clock.ts';
-import { deploymentRow, storeSite } from '../helpers/edge.ts';
+import type { DeploymentsTable } from '../../server/store/schema.ts';
+import { deploymentRow, storeSite, upgradeStatus as upgradeAt } from '../helpers/edge.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
 
 const BYPASS = 'x-slipway-protection-bypass';
+
+/** Runs the line of docs/protection.md that starts with `start`, exactly as written, in bash; answers its stdout. */
+async function runDocLine(start: string, env: Record<string, string>): Promise<string> {
+  const doc = readFileSync(new URL('../../docs/protection.md', import.meta.url), 'utf8');
+  const line = doc.split('\n').find((l) => l.startsWith(start));
+  expect(line, `a line of docs/protection.md starting with ${start}`).toBeDefined();
+  const { stdout } = await promisify(execFile)('bash', ['-c', line!], {
+    env: { PATH: process.env.PATH, ...env },
+  });
+  return stdout;
+}
 
 /**
  * Preview protection through the whole service (docs/protection.md): real API, dashboard and
@@ -32,10 +47,15 @@ describe('preview protection', () => {
     bPreview: '',
   };
 
-  /** Inserts a live deployment of a one-page site; answers its host with the edge's port. */
-  async function live(projectId: string, target: 'production' | 'preview', text: string): Promise<string> {
+  /** Inserts a live deployment of a site (one page of `text`, or `files`); answers its host with the edge's port. */
+  async function live(
+    projectId: string,
+    target: 'production' | 'preview',
+    text: string | Record<string, string>,
+  ): Promise<string> {
     const deps = s.running.deps;
-    const artifactId = await storeSite(deps.config.artifactsDir, { 'index.html': text });
+    const files = typeof text === 'string' ? { 'index.html': text } : text;
+    const artifactId = await storeSite(deps.config.artifactsDir, files);
     const row = deploymentRow(projectId, clock.now().toISOString(), {
       target,
       branch: target === 'production' ? 'main' : 'feature',
@@ -55,6 +75,7 @@ describe('preview protection', () => {
 
   const edge = (host: string, path = '/', headers: Record<string, string> = {}, method = 'GET') =>
     s.fetchFromEdge(`http://${host}${path}`, { headers, method });
+  const upgradeStatus = (host: string) => upgradeAt(s.edgePort, host);
 
   /** A dashboard session's cookie for a token, as the sign-in form makes it. */
   async function session(token: string): Promise<string> {
@@ -223,6 +244,276 @@ describe('preview protection', () => {
     expect(late.headers.get('set-cookie')).toBeNull();
   });
 
+  it('keeps the edge’s own pages of a protected host behind the gate: no state, commit or error', async () => {
+    const db = s.running.deps.db;
+    const client = s.client(owner.token);
+    const now = clock.now().toISOString();
+    const commit = `c0ffee${'5'.repeat(34)}`;
+    const error = 'npm ERR! missing script: build (internal-detail-4711)';
+    /** A deployment of `projectId` that is not live; answers it and its host with the edge's port. */
+    async function notLive(projectId: string, values: Partial<DeploymentsTable>) {
+      const row = deploymentRow(projectId, now, {
+        target: 'preview',
+        branch: 'feature',
+        commit_hash: commit,
+        ...values,
+      });
+      await db.insertInto('deployments').values(row).execute();
+      return { row, host: `${row.host}.localhost:${s.edgePort}` };
+    }
+    const building = await notLive(a.id, { status: 'building' });
+    const queued = await notLive(a.id, { status: 'queued' });
+    const failed = await notLive(a.id, { status: 'failed', error_message: error });
+    // A branch URL whose branch has no live preview yet.
+    await db
+      .insertInto('branch_aliases')
+      .values({
+        project_id: a.id,
+        branch: 'waiting',
+        host: 'guarded-git-waiting',
+        deployment_id: null,
+        deployment_seq: null,
+        created_at: now,
+        updated_at: now,
+      })
+      .execute();
+    // A suspended project's preview, and a production URL with nothing live under `all`.
+    const paused = await client.projects.create({ name: 'paused', organizationId: owner.orgId });
+    const pausedHost = await live(paused.id, 'preview', 'paused preview');
+    await db.updateTable('projects').set({ status: 'suspended' }).where('id', '=', paused.id).execute();
+    const empty = await client.projects.create({
+      name: 'empty',
+      organizationId: owner.orgId,
+      protection: 'all',
+    });
+    const emptyHost = await db
+      .selectFrom('projects')
+      .select('production_host')
+      .where('id', '=', empty.id)
+      .executeTakeFirstOrThrow();
+    const pages: Record<string, string> = {
+      building: building.host,
+      queued: queued.host,
+      failed: failed.host,
+      branch: `guarded-git-waiting.localhost:${s.edgePort}`,
+      suspended: pausedHost,
+      noProduction: `${emptyHost.production_host}.localhost:${s.edgePort}`,
+    };
+    const leaks = [
+      building.row.id,
+      queued.row.id,
+      failed.row.id,
+      commit.slice(0, 7),
+      'internal-detail',
+      'npm ERR',
+      'build log',
+      'building',
+      'queued',
+      'failed',
+      'suspended',
+      'no live',
+      'not live',
+      'runtime log',
+    ];
+    // What a live protected preview answers a visitor without access: every page must look the same.
+    const refusal = await edge(hosts.preview, '/some/page?x=1', {}, 'POST');
+    const refusalBody = await refusal.text();
+    expect(refusal.status).toBe(401);
+    for (const [what, host] of Object.entries(pages)) {
+      for (const method of ['GET', 'HEAD', 'POST']) {
+        const res = await edge(host, '/some/page?x=1', {}, method);
+        const body = await res.text();
+        expect({ what, method, status: res.status }).toEqual({
+          what,
+          method,
+          status: method === 'POST' ? 401 : 302,
+        });
+        expect(res.headers.get('cache-control')).toBe('no-store');
+        expect(res.headers.get('x-slipway-protection')).toBe('sign-in');
+        expect(res.headers.get('x-slipway-deployment')).toBeNull();
+        expect(res.headers.get('retry-after')).toBeNull();
+        if (method === 'GET') {
+          const to = new URL(res.headers.get('location')!);
+          expect(to.pathname).toBe('/protection/sign-in');
+          expect(to.searchParams.get('url')).toBe(`http://${host}/some/page?x=1`);
+          expect(body).toBe('');
+        }
+        if (method === 'POST') expect(body).toBe(refusalBody);
+        for (const leak of leaks) expect(body.toLowerCase()).not.toContain(leak.toLowerCase());
+      }
+    }
+    // WebSocket upgrades are refused alike, never told "not found".
+    expect(await upgradeStatus(building.host)).toBe(401);
+
+    // A member signs in through the dashboard there as on a live preview, and then sees the page.
+    const seen = await edge(building.host, '/', { cookie: await cookieFor(owner.token, building.host) });
+    expect(seen.status).toBe(503);
+    expect(seen.headers.get('x-slipway-deployment')).toBe(building.row.id);
+    expect(seen.headers.get('cache-control')).toBe('private, no-store');
+    expect(await seen.text()).toContain(`Deployment ${building.row.id} is building`);
+    const waiting = await edge(pages.branch!, '/', { cookie: await cookieFor(owner.token, pages.branch!) });
+    expect(waiting.status).toBe(404);
+    expect(await waiting.text()).toContain('No live preview of this branch yet');
+    const gone = await edge(pages.noProduction!, '/', {
+      cookie: await cookieFor(owner.token, pages.noProduction!),
+    });
+    expect(await gone.text()).toContain('no live production deployment yet');
+    // A share link to a deployment still building opens its page too.
+    const link = await client.protection.share(a.id, { deploymentId: failed.row.id });
+    const shared = new URL(link.url);
+    const opened = await edge(failed.host, `${shared.pathname}${shared.search}`);
+    expect(opened.status).toBe(302);
+    const cookie = opened.headers.get('set-cookie')!.split(';')[0]!;
+    expect(await (await edge(failed.host, '/', { cookie })).text()).toContain(
+      `Deployment ${failed.row.id} failed`,
+    );
+    await client.protection.revokeLink(a.id, link.id);
+
+    // Unprotected projects' pages are as before: public words, `no-store`.
+    const open = await client.projects.create({
+      name: 'open',
+      organizationId: owner.orgId,
+      protection: 'none',
+    });
+    const openBuilding = await notLive(open.id, { status: 'building' });
+    const plain = await edge(openBuilding.host);
+    expect(plain.status).toBe(503);
+    expect(plain.headers.get('cache-control')).toBe('no-store');
+    expect(plain.headers.get('x-slipway-deployment')).toBe(openBuilding.row.id);
+    expect(await plain.text()).toContain(`Deployment ${openBuilding.row.id} is building`);
+    expect(await upgradeStatus(openBuilding.host)).toBe(404);
+  });
+
+  it('makes every answer private once past the gate; the gate’s own answers are no-store; public hosts unchanged', async () => {
+    const client = s.client(owner.token);
+    const site = {
+      'index.html': 'home',
+      'assets/app-3f2a1b9c.js': 'console.log(1)',
+      'cdn/page.html': 'cdn page',
+      _headers: [
+        '/cdn/*',
+        '  Cache-Control: public, s-maxage=600, max-age=60',
+        '  CDN-Cache-Control: max-age=600',
+        '  Surrogate-Control: max-age=600',
+        '',
+      ].join('\n'),
+      _redirects: '/old /index.html 301\n',
+    };
+    const guardedHost = await live(a.id, 'preview', site);
+    const open = await client.projects.create({
+      name: 'open-site',
+      organizationId: owner.orgId,
+      protection: 'none',
+    });
+    const openHost = await live(open.id, 'preview', site);
+
+    // The gate's own answers: never kept anywhere.
+    expect((await edge(guardedHost)).headers.get('cache-control')).toBe('no-store');
+    expect((await edge(guardedHost, '/', {}, 'POST')).headers.get('cache-control')).toBe('no-store');
+    const signedIn = await cookieFor(owner.token, guardedHost);
+
+    const cases: [path: string, status: number, guarded: string, open: string][] = [
+      ['/', 200, 'private, max-age=0, must-revalidate', 'public, max-age=0, must-revalidate'],
+      [
+        '/assets/app-3f2a1b9c.js',
+        200,
+        'private, max-age=31536000, immutable',
+        'public, max-age=31536000, immutable',
+      ],
+      ['/cdn/page.html', 200, 'private, max-age=60', 'public, s-maxage=600, max-age=60'],
+      ['/old', 301, 'private, max-age=0, must-revalidate', 'public, max-age=0, must-revalidate'],
+      ['/missing', 404, 'private, no-store', 'no-store'],
+    ];
+    const bypass = (await client.protection.rotateBypass(a.id)).secret;
+    for (const [path, status, guarded, public_] of cases) {
+      for (const headers of [{ cookie: signedIn }, { [BYPASS]: bypass }] as Record<string, string>[]) {
+        for (const method of ['GET', 'HEAD']) {
+          const res = await edge(guardedHost, path, headers, method);
+          expect({ path, method, status: res.status, cc: res.headers.get('cache-control') }).toEqual({
+            path,
+            method,
+            status,
+            cc: guarded,
+          });
+          expect(res.headers.get('cdn-cache-control')).toBeNull();
+          expect(res.headers.get('surrogate-control')).toBeNull();
+        }
+      }
+      const plain = await edge(openHost, path);
+      expect({ path, status: plain.status, cc: plain.headers.get('cache-control') }).toEqual({
+        path,
+        status,
+        cc: public_,
+      });
+    }
+    // As docs/protection.md shows it.
+    const shown = await runDocLine('curl -sI', {
+      SLIPWAY_PROTECTION_BYPASS: bypass,
+      PREVIEW_URL: `http://${guardedHost}/`,
+    });
+    expect(shown).toBe('cache-control: private, max-age=0, must-revalidate\r\n');
+    // A revalidation is private too; an unprotected host's CDN fields are left as the site set them.
+    const first = await edge(guardedHost, '/', { cookie: signedIn });
+    const again = await edge(guardedHost, '/', {
+      cookie: signedIn,
+      'if-none-match': first.headers.get('etag')!,
+    });
+    expect(again.status).toBe(304);
+    expect(again.headers.get('cache-control')).toBe('private, max-age=0, must-revalidate');
+    expect((await edge(openHost, '/cdn/page.html')).headers.get('cdn-cache-control')).toBe('max-age=600');
+    // Production stays public under `previews`, and so does its caching.
+    expect((await edge(hosts.production)).headers.get('cache-control')).toBe(
+      'public, max-age=0, must-revalidate',
+    );
+  });
+
+  it('ends the cookies of a revoked share link at once', async () => {
+    const client = s.client(owner.token);
+    const previewId = (
+      await s.running.deps.db
+        .selectFrom('deployments')
+        .select('id')
+        .where('host', '=', hosts.preview2.split('.')[0]!)
+        .executeTakeFirstOrThrow()
+    ).id;
+    // The edge has the host's routes cached from earlier requests: a new link opens at once all the same.
+    expect((await edge(hosts.preview2)).status).toBe(302);
+    const link = await client.protection.share(a.id, { deploymentId: previewId, expiresInHours: 24 });
+    const url = new URL(link.url);
+    const opened = await edge(hosts.preview2, `${url.pathname}${url.search}`);
+    expect(opened.status).toBe(302);
+    expect(opened.headers.get('cache-control')).toBe('no-store');
+    const cookie = opened.headers.get('set-cookie')!.split(';')[0]!;
+    expect(await (await edge(hosts.preview2, '/', { cookie })).text()).toBe('second preview of a');
+    // The same token on the project's other preview: a cookie of its own.
+    const elsewhere = await edge(hosts.preview, `${url.pathname}${url.search}`);
+    const other = elsewhere.headers.get('set-cookie')!.split(';')[0]!;
+    expect((await edge(hosts.preview, '/', { cookie: other })).status).toBe(200);
+
+    // Revoked as docs/protection.md shows.
+    const revoked = await runDocLine('curl -s -X DELETE', {
+      API: `${s.apiUrl}/v1`,
+      AUTH: `Authorization: Bearer ${owner.token}`,
+      PROJECT: a.id,
+      LINK: link.id,
+    });
+    expect(JSON.parse(revoked)).toEqual({ success: true, message: `Share link ${link.id} revoked` });
+    for (const [host, c] of [
+      [hosts.preview2, cookie],
+      [hosts.preview, other],
+    ] as const) {
+      const refused = await edge(host, '/', { cookie: c });
+      expect(refused.status).toBe(302);
+      expect(new URL(refused.headers.get('location')!).pathname).toBe('/protection/sign-in');
+      expect(await refused.text()).not.toContain('preview of a');
+    }
+    expect((await edge(hosts.preview2, `${url.pathname}${url.search}`)).status).toBe(403);
+    // A member's sign-in is not a share link's: it still opens the host.
+    expect(
+      (await edge(hosts.preview2, '/', { cookie: await cookieFor(owner.token, hosts.preview2) })).status,
+    ).toBe(200);
+  });
+
   it('lets automation through with the bypass secret, shown once and never again', async () => {
     const client = s.client(owner.token);
     const made = await client.protection.rotateBypass(a.id);
@@ -281,12 +572,20 @@ describe('preview protection', () => {
     expect((await s.client(owner.token).projects.update(a.id, { protection: 'all' })).protection).toBe('all');
     expect((await edge(hosts.production)).status).toBe(302);
     expect((await edge(hosts.domain)).status).toBe(302);
+    // Deployments say whether their URLs are protected (what the bot's comment reads).
+    const listed = async () => (await s.client(owner.token).deployments.list(a.id, { limit: 100 })).data;
+    expect(new Set((await listed()).map((d) => d.protected))).toEqual(new Set([true]));
     await s.client(owner.token).projects.update(a.id, { protection: 'none' });
     expect(await (await edge(hosts.preview)).text()).toBe('preview of a');
+    expect(new Set((await listed()).map((d) => d.protected))).toEqual(new Set([false]));
+    const one = (await listed())[0]!;
+    expect((await s.client(owner.token).deployments.get(one.id)).protected).toBe(false);
   });
 
   it('forgets spent codes at once and expired share links after a day', async () => {
     const db = s.running.deps.db;
+    // The codes of the tests above, spent or not, are a minute old at most.
+    clock.advance(61_000);
     expect((await db.selectFrom('protection_codes').select('code_hash').execute()).length).toBeGreaterThan(0);
     expect((await db.selectFrom('protection_links').select('id').execute()).length).toBe(1);
     await pruneProtection(s.running.deps);

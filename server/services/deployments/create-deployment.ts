@@ -58,5 +58,5 @@ export async function createDeployment(
     return queued;
   });
   afterQueued(deps, deliveries);
-  return toDeployment(deps.urls, row);
+  return toDeployment(deps.urls, row, project);
 }

@@ -5,6 +5,6 @@ import { toDeployment } from './to-deployment.ts';
 
 /** One deployment, for any member of its project's organization. */
 export async function getDeployment(deps: Deps, actor: Actor, deploymentId: string): Promise<Deployment> {
-  const { deployment } = await requireDeployment(deps, actor, deploymentId, 'viewer');
-  return toDeployment(deps.urls, deployment);
+  const { deployment, project } = await requireDeployment(deps, actor, deploymentId, 'viewer');
+  return toDeployment(deps.urls, deployment, project);
 }

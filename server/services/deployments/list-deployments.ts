@@ -29,5 +29,5 @@ export async function listDeployments(
     { time: 'created_at', id: 'id', key: (r) => [r.created_at, r.id] },
     deploymentShortcuts(deps, project.id, q),
   );
-  return { ...page, items: page.items.map((r) => toDeployment(deps.urls, r)) };
+  return { ...page, items: page.items.map((r) => toDeployment(deps.urls, r, project)) };
 }

@@ -52,5 +52,5 @@ export async function promoteDeployment(deps: Deps, actor: Actor, deploymentId: 
   notifyDeliveries(deps, row.deliveries);
   signalDeployment(deps, row.id);
   signalRoutingChange(deps, row.project_id);
-  return toDeployment(deps.urls, row);
+  return toDeployment(deps.urls, row, project);
 }

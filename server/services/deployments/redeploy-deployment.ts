@@ -50,7 +50,7 @@ export async function redeployDeployment(
     }),
   );
   afterQueued(deps, deliveries);
-  return toDeployment(deps.urls, row);
+  return toDeployment(deps.urls, row, project);
 }
 
 /** The cache lanes of a rebuild: as built, none, or the lanes a build of that target and branch uses. */

@@ -65,7 +65,7 @@ export async function rollbackDeployment(
     }),
   );
   afterQueued(deps, deliveries);
-  return toDeployment(deps.urls, row);
+  return toDeployment(deps.urls, row, project);
 }
 
 /** Why `to` cannot be rolled back to, in words: a 404 when it is not the project's, else a 409. */

@@ -1,12 +1,19 @@
 import type { Selectable } from 'kysely';
 import type { Deployment } from '../../../api/schemas/deployments.ts';
-import type { DeploymentsTable } from '../../store/schema.ts';
+import type { DeploymentsTable, ProjectsTable } from '../../store/schema.ts';
 import type { Urls } from '../urls.ts';
 
 export type DeploymentRow = Selectable<DeploymentsTable>;
 
-/** A stored deployment as the wire shows it. */
-export function toDeployment(urls: Pick<Urls, 'forHost' | 'api'>, row: DeploymentRow): Deployment {
+/**
+ * A stored deployment as the wire shows it. With its project's row, it says whether its URLs are
+ * protected (`protected`); without (the builder's own transitions), the field is left out.
+ */
+export function toDeployment(
+  urls: Pick<Urls, 'forHost' | 'api'>,
+  row: DeploymentRow,
+  project?: Pick<ProjectsTable, 'protection'>,
+): Deployment {
   return {
     id: row.id,
     projectId: row.project_id,
@@ -30,5 +37,7 @@ export function toDeployment(urls: Pick<Urls, 'forHost' | 'api'>, row: Deploymen
     source: row.source,
     framework: row.framework,
     dashboardUrl: `${urls.api.replace(/\/+$/, '')}/deployments/${row.id}`,
+    // A deployment's own URL and its branch URL are previews' hosts: `previews` and `all` protect them.
+    ...(project ? { protected: project.protection !== 'none' } : {}),
   };
 }

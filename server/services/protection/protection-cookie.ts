@@ -44,11 +44,13 @@ export interface Grant {
   projectId: string;
   host: string;
   expiresAt: number;
+  /** The share link that set it (it ends when the link is revoked); absent after a member's sign-in. */
+  link?: string;
 }
 
-/** Signs a grant (HS256 JWT; `sub` the project, `aud` the host). */
+/** Signs a grant (HS256 JWT; `sub` the project, `aud` the host, `lnk` the share link). */
 export async function signGrant(key: Uint8Array, grant: Grant): Promise<string> {
-  return new SignJWT({})
+  return new SignJWT(grant.link === undefined ? {} : { lnk: grant.link })
     .setProtectedHeader({ alg: 'HS256' })
     .setSubject(grant.projectId)
     .setAudience(grant.host)
@@ -67,7 +69,12 @@ export async function verifyGrant(key: Uint8Array, token: string, now: Date): Pr
     });
     if (typeof payload.sub !== 'string' || typeof payload.aud !== 'string' || payload.exp === undefined)
       return null;
-    return { projectId: payload.sub, host: payload.aud, expiresAt: payload.exp * 1000 };
+    const grant: Grant = { projectId: payload.sub, host: payload.aud, expiresAt: payload.exp * 1000 };
+    if (payload.lnk !== undefined) {
+      if (typeof payload.lnk !== 'string') return null;
+      grant.link = payload.lnk;
+    }
+    return grant;
   } catch {
     return null;
   }

@@ -5,6 +5,7 @@ import { newId } from '../../lib/ids.ts';
 import { requireProject } from '../access.ts';
 import type { Actor, Deps } from '../deps.ts';
 import { readPage, type ListPage } from '../pagination.ts';
+import { signalRoutingChange } from '../routing-signal.ts';
 import { newSecret, sha256, SHARE_PATH, SHARE_PREFIX } from './protection-cookie.ts';
 
 const DEFAULT_HOURS = 24;
@@ -49,6 +50,8 @@ export async function createShareLink(
     expires_at: new Date(now.getTime() + (body.expiresInHours ?? DEFAULT_HOURS) * 3600_000).toISOString(),
   };
   await deps.db.insertInto('protection_links').values(row).execute();
+  // The edges keep each protected host's links (TargetProtection.links): this one among them.
+  signalRoutingChange(deps, project.id);
   return { ...toShareLink(row, actor.email), url: `${row.url}${SHARE_PATH}?token=${token}` };
 }
 
@@ -72,7 +75,11 @@ export async function listShareLinks(
   return { ...page, items: page.items.map((r) => toShareLink(r, r.email)) };
 }
 
-/** Revokes a share link (admin and up): it opens nothing from now on. */
+/**
+ * Revokes a share link (admin and up): it opens nothing from now on, and the cookies it set stop
+ * opening anything as soon as the edges drop the project's cached routes (at once through the
+ * routing signal, within SLIPWAY_EDGE_ROUTE_TTL should a signal be lost).
+ */
 export async function deleteShareLink(
   deps: Deps,
   actor: Actor,
@@ -86,4 +93,5 @@ export async function deleteShareLink(
     .where('project_id', '=', project.id)
     .executeTakeFirst();
   if (Number(res.numDeletedRows) === 0) throw ApiError.notFound(`Share link ${linkId}`);
+  signalRoutingChange(deps, project.id);
 }

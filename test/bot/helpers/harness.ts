@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { join } from 'node:path';
 import pino from 'pino';
 import { ProbotOctokit } from 'probot';
-import type { Project } from '../../../api/schemas/projects.ts';
+import type { Project, Protection } from '../../../api/schemas/projects.ts';
 import { findFreePort } from '../../../server/lib/free-port.ts';
 import { type BotRole, type BotRoleOptions, startBotRole } from '../../../server/roles/bot.ts';
 import { createGitRepo, type GitRepo } from '../../helpers/git-repo.ts';
@@ -86,7 +86,13 @@ export interface Harness {
  * the project's webhook receiver so the service's signed deliveries reach it over HTTP.
  */
 export async function startHarness(
-  opts: { config?: string | null; projectName?: string; bot?: Partial<BotRoleOptions> } = {},
+  opts: {
+    config?: string | null;
+    projectName?: string;
+    bot?: Partial<BotRoleOptions>;
+    /** The project's preview protection (default `none`, as the other features' tests keep it). */
+    protection?: Protection;
+  } = {},
 ): Promise<Harness> {
   const stack = await startStack();
   // The bot's token is the GitHub App's kind, as the operator makes it (docs/bot.md).
@@ -104,7 +110,12 @@ export async function startHarness(
   });
   const client = stack.client(token);
   const name = opts.projectName ?? 'hello-world';
-  const project = await client.projects.create({ name, repositoryUrl: repo.url, organizationId: orgId });
+  const project = await client.projects.create({
+    name,
+    repositoryUrl: repo.url,
+    organizationId: orgId,
+    ...(opts.protection ? { protection: opts.protection } : {}),
+  });
   const github = await createBotGitHub(repo);
   github.config = opts.config === undefined ? `project: ${name}\n` : opts.config;
   const port = await findFreePort();
