@@ -1,12 +1,13 @@
 import { createHash } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { Migrator } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createArtifactStore } from '../../server/builder/artifacts.ts';
 import type { BuildCacheStore } from '../../server/builder/build-cache-store.ts';
 import { createBuildCacheStore } from '../../server/builder/build-cache-store.ts';
 import { createStoredBuildCacheStore } from '../../server/builder/stored-build-cache.ts';
+import { loadConfig } from '../../server/config.ts';
 import { createCipher } from '../../server/lib/secrets.ts';
 import type { Deps } from '../../server/services/deps.ts';
 import { hashKey } from '../../server/storage/blob-store.ts';
@@ -18,10 +19,12 @@ import { allMigrations } from '../../server/store/migrations/index.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { createGitRepo, type GitRepo } from '../helpers/git-repo.ts';
 import { withMigratingStore } from '../helpers/migrating-store.ts';
+import { runShell } from '../helpers/process.ts';
 import { s3ServerMissing, startS3Server, type S3Server } from '../helpers/s3-server.ts';
 import { deploymentDone, startStack, type Stack } from '../helpers/stack.ts';
 import { tempDir } from '../helpers/temp-dir.ts';
 
+const ROOT = resolve(import.meta.dirname, '../..');
 const DAY = 86_400_000;
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
 const blob = (content: string) => hashKey('blobs', sha(content));
@@ -226,5 +229,28 @@ it('migration 027 runs on a database already at 028 (it landed after it)', async
     expect((await older.migrateToLatest()).error).toBeUndefined();
     expect(await store.migrate(cipher)).toEqual(['027_condemned_blobs']);
     await store.db.insertInto('condemned_blobs').values({ key: 'blobs/ab/x', since: 'now' }).execute();
+  });
+});
+
+it('docs/operating.md’s retention settings, run as written, are what the service reads', async () => {
+  const doc = readFileSync(join(ROOT, 'docs/operating.md'), 'utf8');
+  const at = doc.indexOf('### What is removed and when');
+  expect(at).toBeGreaterThan(-1);
+  const start = doc.indexOf('```sh\n', at) + '```sh\n'.length;
+  const script = doc.slice(start, doc.indexOf('\n```', start));
+  const run = await runShell(`${script}\nenv`, ROOT, { PATH: process.env.PATH });
+  expect(run.code, run.stderr).toBe(0);
+  const env = Object.fromEntries(
+    run.stdout
+      .split('\n')
+      .filter((l) => l.startsWith('SLIPWAY_'))
+      .map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)]),
+  );
+  const config = loadConfig({ ...env, SLIPWAY_DATA_DIR: tempDir() });
+  expect(config.artifactRetentionMs).toBe(90 * DAY);
+  expect(config.buildCache.ttlMs).toBe(14 * DAY);
+  expect(loadConfig({ SLIPWAY_DATA_DIR: tempDir() })).toMatchObject({
+    artifactRetentionMs: 30 * DAY,
+    buildCache: { ttlMs: 7 * DAY },
   });
 });
