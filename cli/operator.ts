@@ -68,20 +68,23 @@ the service lets store GitHub's deliveries in the App's event queue.
   operator(
     'backup',
     'back up the database and artifacts while the service runs',
-    `Usage: slipway backup <folder> [--include-key] [--keep <n>]
+    `Usage: slipway backup <folder | s3://bucket/prefix> [--include-key] [--keep <n>]
 
 Makes a consistent backup in a new folder inside <folder> (slipway-backup-<time>) while the
 service runs: the database (SQLite's online backup, or pg_dump for PostgreSQL) and the
 artifacts (built output and uploads; build caches are left out). Prints the new folder.
+An s3:// URL (?endpoint=URL&region=NAME as SLIPWAY_OBJECT_STORAGE) puts the same folder in
+that bucket, with AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY as its credentials.
 The encryption key stays out unless --include-key: keep it apart. --keep <n> removes all but
 the n newest backups in <folder>. Run it with the service's environment.
 
-  slipway backup /var/backups/slipway --keep 7`,
+  slipway backup /var/backups/slipway --keep 7
+  slipway backup 's3://my-backups/slipway?region=eu-west-1' --keep 7`,
   ),
   operator(
     'restore',
     'restore a backup into an empty service',
-    `Usage: slipway restore <backup-folder>
+    `Usage: slipway restore <backup-folder | its s3:// URL>
 
 Restores a backup made by \`slipway backup\` into an empty SLIPWAY_DATA_DIR (or the empty
 PostgreSQL database of DATABASE_URL) and its artifacts folder. The encryption key must be the

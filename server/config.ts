@@ -221,6 +221,8 @@ const EnvSchema = z.object({
   SLIPWAY_MAX_UPLOAD_FILES: positiveInt('SLIPWAY_MAX_UPLOAD_FILES', 100_000),
   SLIPWAY_UPLOAD_TTL: duration('SLIPWAY_UPLOAD_TTL', '24h'),
   SLIPWAY_BUILD_CACHE_SIZE: size('SLIPWAY_BUILD_CACHE_SIZE', '1GiB', '1GiB or 500MiB'),
+  SLIPWAY_BUILD_CACHE_TTL: duration('SLIPWAY_BUILD_CACHE_TTL', '7d'),
+  SLIPWAY_ARTIFACT_RETENTION: duration('SLIPWAY_ARTIFACT_RETENTION', '30d'),
   SLIPWAY_JOB_LEASE: duration('SLIPWAY_JOB_LEASE', '60s'),
   SLIPWAY_SHUTDOWN_GRACE: duration('SLIPWAY_SHUTDOWN_GRACE', '10s'),
   SLIPWAY_EDGE_ROUTE_TTL: duration('SLIPWAY_EDGE_ROUTE_TTL', '60s'),
@@ -492,8 +494,12 @@ function toConfig(env: z.infer<typeof EnvSchema>) {
     /** Build caches (dependencies and framework caches), kept per project and branch, shared through the artifacts directory. */
     buildCache: {
       maxBytesPerProject: env.SLIPWAY_BUILD_CACHE_SIZE,
+      /** Caches neither saved nor restored for this long are removed by the monitoring run. */
+      ttlMs: env.SLIPWAY_BUILD_CACHE_TTL,
       dir: resolve(env.SLIPWAY_ARTIFACTS_DIR ?? `${dataDir}/artifacts`, 'build-cache'),
     },
+    /** How long the artifacts of a deleted project are kept before the monitoring run removes them. */
+    artifactRetentionMs: env.SLIPWAY_ARTIFACT_RETENTION,
     workspacesDir: `${dataDir}/workspaces`,
     jobLeaseMs: env.SLIPWAY_JOB_LEASE,
     /** On shutdown, how long running jobs may finish before they are handed back to the queue. */

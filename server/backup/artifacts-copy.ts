@@ -44,14 +44,15 @@ export async function copyTree(from: string, to: string): Promise<{ files: numbe
   return { files, bytes };
 }
 
-/** Copies the backed-up artifact folders of `artifactsDir` into `<dir>/artifacts`. */
+/** Copies the backed-up artifact folders of `artifactsDir` (or those named) into `<dir>/artifacts`. */
 export async function copyArtifacts(
   artifactsDir: string,
   dir: string,
+  folders: readonly string[] = BACKED_UP,
 ): Promise<{ files: number; bytes: number }> {
   let files = 0;
   let bytes = 0;
-  for (const name of BACKED_UP) {
+  for (const name of folders) {
     const copied = await copyTree(join(artifactsDir, name), join(dir, 'artifacts', name));
     files += copied.files;
     bytes += copied.bytes;

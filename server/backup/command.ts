@@ -6,7 +6,7 @@ import { restoreBackup } from './restore.ts';
 const say = (line: string) => void process.stderr.write(`${line}\n`);
 const MiB = (bytes: number) => `${(bytes / 1048576).toFixed(1)} MiB`;
 
-/** `slipway backup <folder> [--include-key] [--keep N]`: 0 made, 1 failed, 2 called wrongly. */
+/** `slipway backup <folder | s3 URL> [--include-key] [--keep N]`: 0 made, 1 failed, 2 called wrongly. */
 export async function backupCommand(args: string[]): Promise<number> {
   const { values, positionals } = parseArgs({
     args,
@@ -14,7 +14,9 @@ export async function backupCommand(args: string[]): Promise<number> {
     options: { 'include-key': { type: 'boolean' }, keep: { type: 'string' } },
   });
   if (positionals.length !== 1) {
-    say('slipway: name one folder to put the backup in, e.g. slipway backup /var/backups/slipway');
+    say(
+      "slipway: name one folder or s3:// URL to put the backup in, e.g. slipway backup /var/backups/slipway or slipway backup 's3://my-backups/slipway?region=eu-west-1'",
+    );
     return 2;
   }
   const keep = values.keep === undefined ? undefined : Number(values.keep);
@@ -50,12 +52,12 @@ export async function backupCommand(args: string[]): Promise<number> {
   }
 }
 
-/** `slipway restore <backup folder>` into an empty service. */
+/** `slipway restore <backup folder | its s3 URL>` into an empty service. */
 export async function restoreCommand(args: string[]): Promise<number> {
   const { positionals } = parseArgs({ args, allowPositionals: true, options: {} });
   if (positionals.length !== 1) {
     say(
-      'slipway: name the backup folder, e.g. slipway restore /var/backups/slipway/slipway-backup-20261126T201500Z',
+      'slipway: name the backup folder or its s3:// URL, e.g. slipway restore /var/backups/slipway/slipway-backup-20261126T201500Z',
     );
     return 2;
   }

@@ -44,6 +44,11 @@ export async function readManifest(dir: string): Promise<BackupManifest> {
   const file = join(dir, MANIFEST_FILE);
   const text = await readFile(file, 'utf8').catch(() => null);
   if (text === null) throw new Error(`${dir} is not a Slipway backup: it has no ${MANIFEST_FILE}`);
+  return parseManifest(text, file);
+}
+
+/** Checks a backup's manifest (`file` names it in errors). */
+export function parseManifest(text: string, file: string): BackupManifest {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

@@ -1,11 +1,19 @@
-import { copyFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import type { ObjectStorageEnv } from '../storage/object-storage-url.ts';
+import { download, downloadTree, isS3Url, openBackupBucket, type BackupBucket } from './backup-bucket.ts';
 import type { Config } from '../config.ts';
 import { findEncryptionKey, KEY_FILE } from '../lib/secrets.ts';
 import { copyTree } from './artifacts-copy.ts';
 import { restoreDatabase } from './database-snapshot.ts';
 import { storageName } from './storage-name.ts';
-import { keyFingerprint, readManifest, type BackupManifest } from './manifest.ts';
+import {
+  keyFingerprint,
+  MANIFEST_FILE,
+  parseManifest,
+  readManifest,
+  type BackupManifest,
+} from './manifest.ts';
 
 /**
  * Brings a backup back into an empty service: the database (into SLIPWAY_DATA_DIR's SQLite file,
@@ -18,21 +26,54 @@ export async function restoreBackup(
   config: Pick<Config, 'databaseUrl' | 'dataDir' | 'artifactsDir' | 'encryptionKey' | 'objectStorage'>,
   source: string,
   say: (line: string) => void,
+  env: ObjectStorageEnv = process.env as ObjectStorageEnv,
 ): Promise<BackupManifest> {
-  const dir = resolve(source);
+  if (!isS3Url(source)) return restoreFrom(config, resolve(source), null, say);
+  // A backup in a bucket: its manifest, database and key are fetched into the data dir first (the
+  // database tools read files), its artifacts straight into place.
+  const bucket = openBackupBucket(source, env);
+  const text = await bucket.store.read(MANIFEST_FILE);
+  if (text === null) throw new Error(`${source} is not a Slipway backup: it has no ${MANIFEST_FILE}`);
+  const manifest = parseManifest(text.toString('utf8'), bucket.urlOf(MANIFEST_FILE));
+  await mkdir(config.dataDir, { recursive: true });
+  const dir = await mkdtemp(join(config.dataDir, '.restore-'));
+  try {
+    await writeFile(join(dir, MANIFEST_FILE), text);
+    return await restoreFrom(config, dir, bucket, say, async () => {
+      await download(bucket.store, manifest.database.file, join(dir, manifest.database.file));
+      if (manifest.keyIncluded) await download(bucket.store, KEY_FILE, join(dir, KEY_FILE));
+    });
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The restore from a backup folder `dir` (for a bucket: its manifest there, the database and key
+ * fetched by `fetch` once the target is checked, the artifacts from `bucket`).
+ */
+async function restoreFrom(
+  config: Pick<Config, 'databaseUrl' | 'dataDir' | 'artifactsDir' | 'encryptionKey' | 'objectStorage'>,
+  dir: string,
+  bucket: BackupBucket | null,
+  say: (line: string) => void,
+  fetch: () => Promise<void> = async () => undefined,
+): Promise<BackupManifest> {
   const manifest = await readManifest(dir);
   await mkdir(config.dataDir, { recursive: true });
-  const key = await settleKey(config, dir, manifest);
   requireSameStorage(config, manifest);
   const artifactsThere = await readdir(join(config.artifactsDir, 'manifests')).catch(() => []);
   if (artifactsThere.length > 0) {
     throw new Error(`${config.artifactsDir} holds artifacts already: restore into an empty service`);
   }
+  await fetch();
+  const key = await settleKey(config, dir, manifest);
   say(`Restoring the ${manifest.database.dialect === 'postgres' ? 'PostgreSQL' : 'SQLite'} database…`);
   await restoreDatabase(manifest.database, dir, config, (from, to) => copyFile(from, to));
   say(`Restoring ${manifest.files} artifact files to ${config.artifactsDir}…`);
   for (const name of manifest.artifacts) {
-    await copyTree(join(dir, 'artifacts', name), join(config.artifactsDir, name));
+    if (bucket) await downloadTree(bucket.store, `artifacts/${name}`, join(config.artifactsDir, name));
+    else await copyTree(join(dir, 'artifacts', name), join(config.artifactsDir, name));
   }
   if (key.write) await writeFile(join(config.dataDir, KEY_FILE), `${key.value}\n`, { mode: 0o600 });
   return manifest;

@@ -152,7 +152,14 @@ export const manifestKey = (id: string) => `manifests/${id}.json`;
  */
 export function createArtifactStore(
   store: BlobStore | string,
-  opts: { now?: () => Date } = {},
+  opts: {
+    now?: () => Date;
+    /**
+     * Told the blob keys of an artifact before any is looked for, so a storage collection
+     * spares them (rescueBlobs); nothing by default.
+     */
+    beforeBlobs?: (keys: string[]) => Promise<void>;
+  } = {},
 ): ArtifactStore {
   const blobs = typeof store === 'string' ? createLocalBlobStore(store) : store;
   const now = opts.now ?? (() => new Date());
@@ -255,13 +262,19 @@ export function createArtifactStore(
     const { entries, links } = await collect(trees, limits);
 
     const files: Record<string, ManifestFile> = {};
+    const hashes = new Map<Entry, string>();
     await forEachLimited(entries, PARALLEL, async (entry) => {
       const hash = await hashFile(entry.absolute);
+      hashes.set(entry, hash);
       files[entry.sitePath] = entry.executable
         ? { hash, size: entry.size, executable: true }
         : { hash, size: entry.size };
+    });
+    // Before any blob is looked for: one a collection was about to remove is then written again.
+    await opts.beforeBlobs?.([...new Set(hashes.values())].map((h) => hashKey('blobs', h)));
+    await forEachLimited(entries, PARALLEL, async (entry) => {
       // Two builds storing the same new blob at once both write the same bytes: either wins.
-      await blobs.putIfAbsent(hashKey('blobs', hash), { file: entry.absolute });
+      await blobs.putIfAbsent(hashKey('blobs', hashes.get(entry)!), { file: entry.absolute });
     });
 
     const sorted = Object.fromEntries(Object.entries(files).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));

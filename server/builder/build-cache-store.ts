@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { type CacheSource, type LaneKind, laneKind } from './cache-lanes.ts';
@@ -28,6 +28,14 @@ export interface CacheEntry {
   lane: string;
   /** The key it was saved under: another than asked for is a partial hit. */
   key: string;
+  /** Which saved cache this is, where a lane's caches have names of their own (object storage). */
+  id?: string;
+}
+
+/** What a collection removed: caches of deleted projects and caches unused too long. */
+export interface CollectedCaches {
+  caches: number;
+  bytes: number;
 }
 
 /**
@@ -72,19 +80,40 @@ export interface BuildCacheStore {
     fill: (dir: string) => Promise<TreeCounts>,
     organization?: OrganizationCacheQuota,
   ): Promise<SaveResult>;
-  /** Forgets a cache that could not be restored. */
-  discard(projectId: string, lane: string): Promise<void>;
+  /** Forgets a cache that could not be restored (that one: a newer one of its lane stays). */
+  discard(projectId: string, entry: CacheEntry): Promise<void>;
   /** The bytes of the caches of these projects together (an organization's, against its quota). */
   usage(projectIds: readonly string[]): Promise<number>;
+  /**
+   * Removes the caches of every project not in `liveProjectIds` (deleted ones) and the caches
+   * neither saved nor restored since `unusedBefore` (SLIPWAY_BUILD_CACHE_TTL).
+   */
+  collect(opts: { liveProjectIds: ReadonlySet<string>; unusedBefore: Date }): Promise<CollectedCaches>;
 }
 
-const laneId = (lane: string) => createHash('sha256').update(lane).digest('hex').slice(0, 24);
-const safeProject = (projectId: string) => {
-  if (!/^prj_[a-z0-9]+$/.test(projectId)) throw new Error(`Not a project id: ${projectId}`);
+/** A restore marks its cache used at most this often (a write per restore would be waste). */
+export const TOUCH_EVERY_MS = 60 * 60 * 1000;
+
+export const isProjectId = (id: string) => /^prj_[a-z0-9]+$/.test(id);
+
+export const laneId = (lane: string) => createHash('sha256').update(lane).digest('hex').slice(0, 24);
+export const safeProject = (projectId: string) => {
+  if (!isProjectId(projectId)) throw new Error(`Not a project id: ${projectId}`);
   return projectId;
 };
 /** Left by a save that did not finish (a crash): removed once surely abandoned. */
 const STALE_MS = 60 * 60 * 1000;
+
+/** Moves a cache description's time to now, at most once per TOUCH_EVERY_MS. */
+async function markUsed(meta: string): Promise<void> {
+  const at = await stat(meta).then(
+    (s) => s.mtimeMs,
+    () => null,
+  );
+  if (at === null || Date.now() - at < TOUCH_EVERY_MS) return;
+  const now = new Date();
+  await utimes(meta, now, now).catch(() => undefined);
+}
 
 export function createBuildCacheStore(dir: string, opts: { maxBytesPerProject: number }): BuildCacheStore {
   const projectDir = (projectId: string) => join(dir, safeProject(projectId));
@@ -165,7 +194,7 @@ export function createBuildCacheStore(dir: string, opts: { maxBytesPerProject: n
   async function describedAll(projectIds: readonly string[]): Promise<(Meta & { base: string })[]> {
     const entries: (Meta & { base: string })[] = [];
     for (const id of new Set(projectIds)) {
-      if (/^prj_[a-z0-9]+$/.test(id)) entries.push(...(await described(id)));
+      if (isProjectId(id)) entries.push(...(await described(id)));
     }
     return entries.sort((a, b) => (a.savedAt < b.savedAt ? -1 : a.savedAt > b.savedAt ? 1 : 0));
   }
@@ -210,7 +239,9 @@ export function createBuildCacheStore(dir: string, opts: { maxBytesPerProject: n
           found.push({ dir: p.tree, trees: meta.trees, bytes: meta.bytes, lane, key: meta.key });
         }
       }
-      return found.find((e) => e.key === key) ?? found[0] ?? null;
+      const chosen = found.find((e) => e.key === key) ?? found[0] ?? null;
+      if (chosen) await markUsed(`${chosen.dir}.json`);
+      return chosen;
     },
 
     async save(projectId, lane, key, maxBytes, fill, organization) {
@@ -242,12 +273,33 @@ export function createBuildCacheStore(dir: string, opts: { maxBytesPerProject: n
       }
     },
 
-    async discard(projectId, lane) {
-      await remove(paths(projectId, lane).tree);
+    async discard(projectId, entry) {
+      await remove(paths(projectId, entry.lane).tree);
     },
 
     async usage(projectIds) {
       return (await describedAll(projectIds)).reduce((n, e) => n + e.bytes, 0);
+    },
+
+    async collect({ liveProjectIds, unusedBefore }) {
+      const collected = { caches: 0, bytes: 0 };
+      for (const projectId of (await readdir(dir).catch(() => [] as string[])).filter(isProjectId)) {
+        const entries = await described(projectId);
+        const live = liveProjectIds.has(projectId);
+        for (const e of entries) {
+          // Its description's time: written by the save, moved by each restore (markUsed).
+          const usedAt = await stat(`${e.base}.json`).then(
+            (s) => s.mtime,
+            () => new Date(0),
+          );
+          if (live && usedAt >= unusedBefore) continue;
+          await remove(e.base);
+          collected.caches++;
+          collected.bytes += e.bytes;
+        }
+        if (!live) await rm(projectDir(projectId), { recursive: true, force: true });
+      }
+      return collected;
     },
   };
 }

@@ -119,7 +119,7 @@ export async function restoreCache(
     return { outcome: exact ? 'hit' : 'partial', entry };
   } catch {
     info('Build cache: the saved cache could not be restored; discarded, building without it');
-    await c.store.discard(c.projectId, entry.lane);
+    await c.store.discard(c.projectId, entry);
     for (const p of paths) await clear(join(at.workspace, p));
     return { outcome: 'miss', entry: null };
   }

@@ -18,7 +18,7 @@ import {
 import { BUILD_JOB } from '../services/deployments/queue-deployment.ts';
 import type { Sandbox } from '../sandbox/index.ts';
 import type { Deps } from '../services/deps.ts';
-import { createBuildCacheStore } from '../builder/build-cache-store.ts';
+import { buildCacheStoreOf } from '../builder/open-build-cache.ts';
 import { resolveBuildEnv } from '../services/env/resolve-build-env.ts';
 import { sandboxShare } from '../services/organizations/sandbox-share.ts';
 import type { DeploymentsTable } from '../store/schema.ts';
@@ -67,7 +67,7 @@ const FINAL = new Set(['live', 'failed']);
  * failure the user can fix fails the deployment at once; anything else is retried by the queue.
  */
 export function createBuildJob(deps: Deps, opts: BuildJobOptions): JobHandler {
-  const cacheStore = createBuildCacheStore(deps.config.buildCache.dir, deps.config.buildCache);
+  const cacheStore = buildCacheStoreOf(deps.config);
   return {
     kind: BUILD_JOB,
     concurrency: deps.config.buildConcurrency,

@@ -4,6 +4,7 @@ import type { Deps } from '../services/deps.ts';
 import { pruneGitHubEvents } from '../services/github-events/finish-event.ts';
 import { deleteExpiredClaims } from '../services/domains/claim-expiry.ts';
 import { cleanUploads } from '../services/uploads/clean-uploads.ts';
+import { collectStorageNow } from '../jobs/collect-storage.ts';
 import { evaluateDeploymentFailures } from './deployment-failed-alert.ts';
 import { evaluateErrorRates } from './error-rate-alert.ts';
 import { isStale, type PeriodicJob } from '../jobs/periodic-jobs.ts';
@@ -13,7 +14,7 @@ import { pruneFinishedJobs } from '../jobs/prune-jobs.ts';
 import { pruneRateLimits } from '../http/rate-limit.ts';
 import { pruneUsedOidcTokens } from '../services/trust/used-tokens.ts';
 
-/** The periodic monitoring run: probes, alert rules, pruning (expired domain claims, unused uploads, dashboard sessions, finished jobs, ended rate-limit windows and the marks of expired OIDC tokens too). */
+/** The periodic monitoring run: probes, alert rules, pruning (expired domain claims, unused uploads, artifacts of deleted projects and unused build caches, dashboard sessions, finished jobs, ended rate-limit windows and the marks of expired OIDC tokens too). */
 export const MONITORING_TICK_JOB = 'monitoring.tick';
 
 type TickDeps = Pick<Deps, 'db' | 'clock' | 'config' | 'urls' | 'log' | 'cipher' | 'metrics' | 'ops'>;
@@ -35,6 +36,7 @@ export async function runMonitoringTick(
     ['pruning', () => pruneMonitoringData(deps, periodicKinds)],
     ['expired_domain_claims', () => deleteExpiredClaims(deps.db, deps.clock, deps.config.domainClaimTtlMs)],
     ['unused_uploads', () => cleanUploads(deps)],
+    ['unused_artifacts_and_caches', () => collectStorageNow(deps)],
     ['expired_sessions', () => deleteExpiredSessions(deps)],
     ['expired_protection_codes_and_links', () => pruneProtection(deps)],
     ['finished_github_events', () => pruneGitHubEvents(deps)],

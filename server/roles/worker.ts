@@ -1,5 +1,6 @@
 import { createArtifactStore } from '../builder/artifacts.ts';
 import { blobStoreOf } from '../storage/open-blob-store.ts';
+import { rescueBlobs } from '../storage/condemned-blobs.ts';
 import { probeTokens } from '../monitoring/probe-token.ts';
 import { createBuildJob } from '../jobs/build-job.ts';
 import { probeDeployment } from '../jobs/probe-deployment.ts';
@@ -25,7 +26,9 @@ export async function startWorkerRole(
   opts: { lookup?: LookupAll } = {},
 ): Promise<WorkerRole> {
   const { config } = deps;
-  const artifacts = createArtifactStore(blobStoreOf(config));
+  const artifacts = createArtifactStore(blobStoreOf(config), {
+    beforeBlobs: (keys) => rescueBlobs(deps.db, keys),
+  });
   const probeToken = probeTokens(deps);
   const build = createBuildJob(deps, {
     artifacts,

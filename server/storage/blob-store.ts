@@ -26,6 +26,12 @@ export interface BlobStore {
   list(prefix: string): AsyncIterable<BlobInfo & { key: string }>;
   /** Removes the object; nothing when there is none. */
   delete(key: string): Promise<void>;
+  /**
+   * Sets the object's modified time to now, its bytes unchanged (marks it used, for collections
+   * that remove what has not been used for a while); false when there is none. For small
+   * objects: object storage writes it again.
+   */
+  touch(key: string): Promise<boolean>;
   /** The local file of a key, when the store is a local directory (read in place, never written). */
   localPath?(key: string): string;
 }
@@ -42,6 +48,14 @@ const KEY = /^[a-z0-9_-][a-z0-9_.-]*(\/[a-z0-9_-][a-z0-9_.-]*)*$/;
 /** Throws unless `key` is a safe relative key (no `..`, no leading slash, no upper case). */
 export function checkKey(key: string): string {
   if (!KEY.test(key)) throw new Error(`Not a blob key: ${JSON.stringify(key)}`);
+  return key;
+}
+
+const ANY_CASE_KEY = /^[A-Za-z0-9_-][A-Za-z0-9_.-]*(\/[A-Za-z0-9_-][A-Za-z0-9_.-]*)*$/;
+
+/** checkKey with upper-case letters allowed: for stores that are never a case-folding disk (backups in a bucket). */
+export function checkAnyCaseKey(key: string): string {
+  if (!ANY_CASE_KEY.test(key)) throw new Error(`Not a blob key: ${JSON.stringify(key)}`);
   return key;
 }
 

@@ -1,5 +1,5 @@
 import { constants, createReadStream } from 'node:fs';
-import { copyFile, lstat, mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { copyFile, lstat, mkdir, readdir, readFile, rename, rm, utimes, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { randomString } from '../lib/ids.ts';
 import { checkKey, type BlobBody, type BlobInfo, type BlobStore } from './blob-store.ts';
@@ -102,6 +102,17 @@ export function createLocalBlobStore(root: string): BlobStore {
 
     async delete(key) {
       await rm(pathOf(key), { force: true });
+    },
+
+    async touch(key) {
+      const now = new Date();
+      return utimes(pathOf(key), now, now).then(
+        () => true,
+        (err: unknown) => {
+          if (isMissing(err)) return false;
+          throw err;
+        },
+      );
     },
   };
 }

@@ -4,7 +4,7 @@ import { Readable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
 import { AwsClient } from 'aws4fetch';
 import { request } from 'undici';
-import { checkKey, type BlobBody, type BlobStore } from './blob-store.ts';
+import { checkAnyCaseKey, checkKey, type BlobBody, type BlobStore } from './blob-store.ts';
 import type { ObjectStorageConfig } from './object-storage-url.ts';
 
 /** Tries of one request that failed on the network or with a 5xx (throttling included). */
@@ -63,7 +63,8 @@ export function parseListing(xml: string): {
  * it (s3rver, older ones) get a HEAD first, which is enough because every key names its content
  * or a fresh id: a second writer of a key writes the same bytes.
  */
-export function createS3BlobStore(cfg: ObjectStorageConfig): BlobStore {
+export function createS3BlobStore(cfg: ObjectStorageConfig, opts: { anyCase?: boolean } = {}): BlobStore {
+  const check = opts.anyCase ? checkAnyCaseKey : checkKey;
   const client = new AwsClient({
     accessKeyId: cfg.accessKeyId,
     secretAccessKey: cfg.secretAccessKey,
@@ -73,7 +74,7 @@ export function createS3BlobStore(cfg: ObjectStorageConfig): BlobStore {
     // Retried here, where a file's body can be opened again.
     retries: 0,
   });
-  const urlOf = (key: string) => `${cfg.bucketUrl}${cfg.prefix}${checkKey(key)}`;
+  const urlOf = (key: string) => `${cfg.bucketUrl}${cfg.prefix}${check(key)}`;
 
   /**
    * Sends the request `make` builds (through fetch, or `put` for a body that is a file), again
@@ -198,6 +199,22 @@ export function createS3BlobStore(cfg: ObjectStorageConfig): BlobStore {
       const res = await send(`DELETE ${key}`, async () => ({ url: urlOf(key), method: 'DELETE' }));
       await res.body?.cancel();
       if (!res.ok && res.status !== 404) await fail(`DELETE ${key}`, res);
+    },
+
+    async touch(key) {
+      // Written again, same bytes: a copy onto itself would do on AWS S3, but not every store
+      // moves LastModified for it (s3rver does not). Only small objects are touched.
+      const res = await get(key);
+      if (!res) return false;
+      const bytes = Buffer.from(await res.arrayBuffer());
+      const put = await send(`PUT ${key}`, async () => ({
+        url: urlOf(key),
+        method: 'PUT',
+        body: bytes as unknown as RequestInit['body'],
+      }));
+      await put.body?.cancel();
+      if (!put.ok) return fail(`PUT ${key}`, put);
+      return true;
     },
   };
 }

@@ -184,7 +184,8 @@ function makeStore(
     run: createPreparedRunner(db, runners),
     async migrate(cipher) {
       const provider: MigrationProvider = { getMigrations: async () => allMigrations(dialect, cipher) };
-      const migrator = new Migrator({ db, provider });
+      // A migration numbered below one already applied (027 landed after 028) still runs.
+      const migrator = new Migrator({ db, provider, allowUnorderedMigrations: true });
       const { error, results } = await migrator.migrateToLatest();
       migrated();
       if (error)

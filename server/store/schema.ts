@@ -542,6 +542,14 @@ export interface ProtectionLinksTable {
   expires_at: string;
 }
 
+/** An unreferenced blob waiting out its grace period before removal (migration 027). */
+export interface CondemnedBlobsTable {
+  /** Its key in the blob store: `blobs/<ab>/<sha256>`. */
+  key: string;
+  /** When a collection found it unreferenced. */
+  since: string;
+}
+
 export interface Database {
   users: UsersTable;
   tokens: TokensTable;
@@ -579,4 +587,5 @@ export interface Database {
   deploy_hooks: DeployHooksTable;
   protection_codes: ProtectionCodesTable;
   protection_links: ProtectionLinksTable;
+  condemned_blobs: CondemnedBlobsTable;
 }

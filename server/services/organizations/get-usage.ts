@@ -1,5 +1,5 @@
 import type { OrganizationUsage } from '../../../api/schemas/organizations.ts';
-import { createBuildCacheStore } from '../../builder/build-cache-store.ts';
+import { buildCacheStoreOf } from '../../builder/open-build-cache.ts';
 import type { Actor, Deps } from '../deps.ts';
 import { uploadUsage } from '../uploads/upload-quota.ts';
 import { requireOrganization } from './find-organization.ts';
@@ -17,7 +17,7 @@ export async function getUsage(deps: Deps, actor: Actor, idOrName: string): Prom
     .select('id')
     .where('organization_id', '=', org.id)
     .execute();
-  const caches = createBuildCacheStore(deps.config.buildCache.dir, deps.config.buildCache);
+  const caches = buildCacheStoreOf(deps.config);
   const limits = deps.config.plans[plan];
   return {
     plan,

@@ -28,6 +28,7 @@ import { branchAliases } from './024_branch_aliases.ts';
 import { previewProtection } from './025_preview_protection.ts';
 import { listCounts } from './026_list_counts.ts';
 import { detectedFramework } from './028_detected_framework.ts';
+import { condemnedBlobs } from './027_condemned_blobs.ts';
 
 /** Every migration in order; names sort as they run. Data migrations that encrypt use `cipher`. */
 export function allMigrations(d: DialectHelpers, cipher: Cipher): Record<string, Migration> {
@@ -58,6 +59,7 @@ export function allMigrations(d: DialectHelpers, cipher: Cipher): Record<string,
     '024_branch_aliases': branchAliases,
     '025_preview_protection': previewProtection,
     '026_list_counts': listCounts(d),
+    '027_condemned_blobs': condemnedBlobs,
     '028_detected_framework': detectedFramework,
   };
 }

@@ -63,6 +63,24 @@ function contract(name: string, skip: string, open: () => BlobStore) {
       expect(await listed('uploads/')).toEqual([['uploads/ab/x2', 2]]);
     });
 
+    it('touches an object: its modified time moves to now, its bytes stay; false for one that is not there', async () => {
+      const store = open();
+      const key = 'build-cache/prj_touch/x.json';
+      await store.putIfAbsent(key, { bytes: 'kept as it was' });
+      const before = (await store.head(key))!.modifiedAt.getTime();
+      // S3 keeps times to the second: the touch must land in a later second to be seen.
+      const later = Math.floor(before / 1000) * 1000 + 1000;
+      while (Date.now() < later) await new Promise((r) => setTimeout(r, later - Date.now()));
+      expect(await store.touch(key)).toBe(true);
+      expect((await store.head(key))!.modifiedAt.getTime()).toBeGreaterThanOrEqual(later);
+      expect((await store.read(key))?.toString()).toBe('kept as it was');
+      const listed: number[] = [];
+      for await (const o of store.list('build-cache/prj_touch/')) listed.push(o.modifiedAt.getTime());
+      expect(listed).toEqual([expect.any(Number)]);
+      expect(listed[0]).toBeGreaterThanOrEqual(later);
+      expect(await store.touch('build-cache/prj_touch/missing.json')).toBe(false);
+    });
+
     it('keeps every concurrent writer of one content-addressed key whole', async () => {
       const store = open();
       const body = 'x'.repeat(300_000);

@@ -18,6 +18,7 @@ function remoteStore(): BlobStore & { streams: string[]; failNext?: boolean } {
     head: (k) => inner.head(k),
     list: (p) => inner.list(p),
     delete: (k) => inner.delete(k),
+    touch: (k) => inner.touch(k),
     async stream(key, range) {
       store.streams.push(key);
       if (store.failNext) {

@@ -1,0 +1,49 @@
+import { createArtifactStore } from '../builder/artifacts.ts';
+import type { BuildCacheStore, CollectedCaches } from '../builder/build-cache-store.ts';
+import { buildCacheStoreOf } from '../builder/open-build-cache.ts';
+import type { Deps } from '../services/deps.ts';
+import { collectArtifacts, type CollectedArtifacts } from './collect-artifacts.ts';
+import { blobStoreOf } from '../storage/open-blob-store.ts';
+
+/** The monitoring run collects storage at most this often per process: it lists the store. */
+export const STORAGE_COLLECTION_EVERY_MS = 60 * 60 * 1000;
+
+export interface CollectedStorage {
+  caches: CollectedCaches;
+  artifacts: CollectedArtifacts;
+}
+
+/**
+ * Removes from the blob store (the artifacts directory or the bucket) what nothing needs any
+ * more: build caches of deleted projects and those unused for SLIPWAY_BUILD_CACHE_TTL, and the
+ * artifacts of projects deleted longer than SLIPWAY_ARTIFACT_RETENTION ago (collect-artifacts.ts
+ * says how shared blobs are kept safe). Expired uploads are removed by cleanUploads.
+ */
+export async function collectStorage(
+  deps: Pick<Deps, 'db' | 'clock' | 'config'>,
+  caches: BuildCacheStore = buildCacheStoreOf(deps.config),
+): Promise<CollectedStorage> {
+  const live = await deps.db.selectFrom('projects').select('id').where('deleted_at', 'is', null).execute();
+  const unusedBefore = new Date(deps.clock.now().getTime() - deps.config.buildCache.ttlMs);
+  const cached = await caches.collect({ liveProjectIds: new Set(live.map((p) => p.id)), unusedBefore });
+  const artifacts = await collectArtifacts(deps, createArtifactStore(blobStoreOf(deps.config)));
+  return { caches: cached, artifacts };
+}
+
+const lastRun = new WeakMap<object, number>();
+
+/** collectStorage from the monitoring run: at most once per STORAGE_COLLECTION_EVERY_MS per process. */
+export async function collectStorageNow(
+  deps: Pick<Deps, 'db' | 'clock' | 'config' | 'log'>,
+): Promise<CollectedStorage | null> {
+  const now = deps.clock.now().getTime();
+  const last = lastRun.get(deps.config);
+  if (last !== undefined && now - last < STORAGE_COLLECTION_EVERY_MS) return null;
+  lastRun.set(deps.config, now);
+  const done = await collectStorage(deps);
+  const { caches, artifacts } = done;
+  if (caches.caches || artifacts.manifests || artifacts.condemned || artifacts.blobs) {
+    deps.log.info({ caches, artifacts }, 'storage collected');
+  }
+  return done;
+}
