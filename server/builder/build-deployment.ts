@@ -8,7 +8,7 @@ import { localRepositoryPath } from './checkout.ts';
 import { isDir } from '../lib/file-kind.ts';
 import { describeDuration, describeElapsed } from '../lib/format.ts';
 import type { Sandbox } from '../sandbox/index.ts';
-import { limitHint, memoryLimitHint } from '../sandbox/limit-hints.ts';
+import { cpuLoweredNote, limitHint, memoryLimitHint } from '../sandbox/limit-hints.ts';
 import { createUsageFilter, installHint } from './package-manager-output.ts';
 import { type OutputBudget, runCommand } from './run-command.ts';
 import { readPackageJson } from './package-json.ts';
@@ -250,6 +250,8 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
       }).catch((err: Error) => {
         throw new BuildError(`${title} failed: ${err.message}`);
       });
+      const lowered = cpuLoweredNote(`"${shown}"`, result.group, sandbox.limits, sandbox.share);
+      if (lowered) info(lowered);
       if (result.aborted) cancelled();
       // A command that filled its workspace's file system (it got ENOSPC) may still exit 0.
       const full = await ws.full();

@@ -5,6 +5,7 @@ import type { Sandbox } from '../sandbox/index.ts';
 import { spawnPlanned } from '../sandbox/spawn-planned.ts';
 import { lineCost } from './log-cost.ts';
 import { createMasker } from './mask-secrets.ts';
+import { createPacer, DEFAULT_OUTPUT_PACE, type OutputPace } from './output-pace.ts';
 
 export type OutputStream = 'stdout' | 'stderr';
 
@@ -12,7 +13,8 @@ export type OutputStream = 'stdout' | 'stderr';
  * How much of a command's output the log takes (the build log's limit, server/jobs/log-buffer.ts).
  * Past `room`, output is not decoded, split or masked at all: the pipe counts it and keeps its
  * last bytes, which become lines when the stream ends. A flood costs then a few operations per
- * 64 KiB read, not per line.
+ * 64 KiB read, not per line, and it is read at a bounded rate (`pace`): a command printing faster
+ * waits on its pipe, and every byte is still read, so the kept end is the output's very end.
  */
 export interface OutputBudget {
   /** Bytes the log still takes line by line; at 0 or below the pipe stops making lines. */
@@ -23,6 +25,15 @@ export interface OutputBudget {
   leftOut(bytes: number): void;
   /** A promise while the log holds all it may before writing: the pipe stops reading until then. */
   ready(): Promise<void> | undefined;
+  /** How fast output past `room` is read; default DEFAULT_OUTPUT_PACE (output-pace.ts). */
+  pace?: OutputPace;
+  /**
+   * Called once per command when its output past `room` came faster than `pace.bytesPerSecond`
+   * after the burst, so that reading it was held to that rate.
+   */
+  slowed?(bytesPerSecond: number): void;
+  /** Called when a command has ended, with how long its pipes were left unread to keep the pace. */
+  heldBack?(ms: number): void;
 }
 
 export interface RunCommandOptions {
@@ -65,12 +76,6 @@ export interface CommandResult {
 
 /** A line longer than this is passed on in pieces, so one runaway line cannot exhaust memory. */
 const MAX_LINE = 16 * 1024;
-/**
- * Past the budget, output is read at most this fast (16 MiB/s): a command printing as fast as it
- * can then waits on its pipe instead of taking a core from everyone else.
- */
-const SKIP_BYTES_PER_TICK = 1024 * 1024;
-const SKIP_TICK_MS = 64;
 /** After the main process exits, how long stray holders of its pipes may keep them open. */
 const DRAIN_MS = 2000;
 
@@ -162,11 +167,29 @@ export function runCommand(opts: RunCommandOptions): Promise<CommandResult> {
       show('stdout', outLines.lines);
       show('stderr', errLines.lines);
     };
-    const pump = (stream: Readable, name: OutputStream) => {
+    const pacer = createPacer(budget?.pace ?? DEFAULT_OUTPUT_PACE);
+    let toldSlowed = false;
+    /** How many streams are left unread to keep the pace right now, since when, and for how long in all. */
+    let holding = 0;
+    let holdingSince = 0;
+    let heldMs = 0;
+    const hold = () => {
+      if (holding++ === 0) holdingSince = Date.now();
+    };
+    const unhold = () => {
+      if (--holding === 0) heldMs += Date.now() - holdingSince;
+    };
+    /** Resume the streams held for the pace at once: the command has ended (see 'exit'). */
+    const hurry: (() => void)[] = [];
+    /** Resolves once the stream has ended and all it carried went to `onLine` or to `tails`. */
+    const pump = (stream: Readable, name: OutputStream): Promise<void> => {
       const decoder = new StringDecoder('utf8');
       let buffer = '';
       let ended = false;
       let waiting = false;
+      let done = false;
+      let finished!: () => void;
+      const whenDone = new Promise<void>((resolve) => (finished = resolve));
       /** Past the budget: the last raw chunks, and their bytes. */
       let skipping = false;
       let kept: Buffer[] = [];
@@ -222,14 +245,17 @@ export function runCommand(opts: RunCommandOptions): Promise<CommandResult> {
         }
       };
       const finish = () => {
+        if (done) return;
         if (!skipping) {
           buffer += decoder.end();
           drain();
           if (waiting) return;
         }
-        if (skipping) return void tails.set(name, tailLines);
-        if (buffer.length > 0) emit(name, buffer.replace(/\r$/, ''));
+        done = true;
+        if (skipping) tails.set(name, tailLines);
+        else if (buffer.length > 0) emit(name, buffer.replace(/\r$/, ''));
         buffer = '';
+        finished();
       };
       /**
        * The kept end of a stream that went past the budget: its last whole lines within `room`
@@ -251,27 +277,27 @@ export function runCommand(opts: RunCommandOptions): Promise<CommandResult> {
         budget!.leftOut(raw.length - shown.reduce((n, l) => n + Buffer.byteLength(l) + 1, 0));
         return { lines: shown, cost };
       };
-      /** Bytes kept in the current tick of the read rate, and when that tick began. */
-      let tickBytes = 0;
-      let tickStart = 0;
+      /** Set while the stream is left unread to keep the pace. */
+      let paceTimer: NodeJS.Timeout | undefined;
+      const resumeFromPace = () => {
+        if (!paceTimer) return;
+        clearTimeout(paceTimer);
+        paceTimer = undefined;
+        unhold();
+        if (ended) finish();
+        else stream.resume();
+      };
+      hurry.push(resumeFromPace);
       const pace = (bytes: number) => {
-        const now = Date.now();
-        if (now - tickStart >= SKIP_TICK_MS) {
-          tickStart = now;
-          tickBytes = 0;
+        const ms = pacer.take(bytes);
+        if (pacer.slowed && !toldSlowed) {
+          toldSlowed = true;
+          budget!.slowed?.((budget!.pace ?? DEFAULT_OUTPUT_PACE).bytesPerSecond);
         }
-        tickBytes += bytes;
-        if (tickBytes < SKIP_BYTES_PER_TICK) return;
-        waiting = true;
+        if (ms <= 0) return;
         stream.pause();
-        setTimeout(
-          () => {
-            waiting = false;
-            if (ended) finish();
-            else stream.resume();
-          },
-          tickStart + SKIP_TICK_MS - now,
-        );
+        hold();
+        paceTimer = setTimeout(resumeFromPace, ms);
       };
       stream.on('data', (chunk: Buffer) => {
         if (skipping) {
@@ -281,13 +307,18 @@ export function runCommand(opts: RunCommandOptions): Promise<CommandResult> {
         buffer += decoder.write(chunk);
         if (!waiting) drain();
       });
-      stream.on('end', () => {
+      // 'end' may come while the stream is held for the pace (its last chunk was read then): all
+      // it carried is here, so its end is kept at once. 'close' without 'end': it was destroyed.
+      const onEnd = () => {
         ended = true;
-        if (!waiting) finish();
-      });
+        if (paceTimer) resumeFromPace();
+        else if (!waiting) finish();
+      };
+      stream.on('end', onEnd);
+      stream.on('close', onEnd);
+      return whenDone;
     };
-    pump(child.stdout!, 'stdout');
-    pump(child.stderr!, 'stderr');
+    const pumped = Promise.all([pump(child.stdout!, 'stdout'), pump(child.stderr!, 'stderr')]);
 
     const cleanup = () => {
       clearTimeout(timeout);
@@ -309,6 +340,10 @@ export function runCommand(opts: RunCommandOptions): Promise<CommandResult> {
       // Background processes the command left behind would keep running (and keep our pipes
       // open) after it ends: the build is over, so they go too.
       killGroup('SIGKILL');
+      // Nothing writes to the pipes any more: what they still hold (at most their size) is read
+      // at once, so the kept end is complete without waiting out the pace.
+      pacer.end();
+      for (const go of hurry) go();
       drainTimer = setTimeout(() => {
         child.stdout?.destroy();
         child.stderr?.destroy();
@@ -316,6 +351,13 @@ export function runCommand(opts: RunCommandOptions): Promise<CommandResult> {
     });
     child.on('close', (code: number | null, signal: NodeJS.Signals | null) => {
       cleanup();
+      // Both streams have closed, but one may still be passing its last lines on (the log asked
+      // it to wait): the ends are taken once both are done.
+      void pumped.then(() => closed(code, signal));
+    });
+    const closed = (code: number | null, signal: NodeJS.Signals | null) => {
+      if (holding > 0) heldMs += Date.now() - holdingSince;
+      if (heldMs > 0) budget?.heldBack?.(heldMs);
       emitTails();
       if (notFound) {
         reject(
@@ -330,6 +372,6 @@ export function runCommand(opts: RunCommandOptions): Promise<CommandResult> {
       if (!plan.group) return resolve(result);
       // Released when the sandbox's first process ended (spawnPlanned): this waits for its end.
       void plan.group.release().then((group) => resolve({ ...result, group }));
-    });
+    };
   });
 }

@@ -1,8 +1,9 @@
 import { sql } from 'kysely';
 import type { LogType } from '../../api/schemas/deployments.ts';
 import type { OutputBudget } from '../builder/run-command.ts';
-import { describeBytes } from '../lib/format.ts';
+import { describeBytes, describeElapsed } from '../lib/format.ts';
 import { lineCost, MIN_LINE_COST } from '../builder/log-cost.ts';
+import { DEFAULT_OUTPUT_PACE, type OutputPace } from '../builder/output-pace.ts';
 import { appendLog } from '../services/deployments/deployment-logs.ts';
 import type { Deps } from '../services/deps.ts';
 import { createLogBatcher, type LogBatcherOptions, type LogEntry } from './log-batcher.ts';
@@ -34,6 +35,8 @@ export interface LogBufferOptions {
   limitBytes: number;
   /** Batching (log-batcher.ts): sizes, times, timers; tests shorten them. */
   batch?: Omit<LogBatcherOptions, 'write' | 'onError'>;
+  /** How fast the builder's commands' output past the head is read; default DEFAULT_OUTPUT_PACE. */
+  pace?: OutputPace;
 }
 
 /** Where build output was left out, and how much. */
@@ -56,7 +59,8 @@ const MAX_TAIL = 256 * 1024;
  * bytes and keep only their last ones (`budget`), which come here when the command ends.
  * Lines that come anyway wait in a ring of the tail's size until the next note or flush writes
  * them. What earlier attempts of the same deployment stored counts too, so retries cannot
- * multiply the limit.
+ * multiply the limit. Past the head, the pipes are read at a bounded pace (output-pace.ts): a
+ * build printing faster waits on its own output, and the log says so.
  */
 export async function createLogBuffer(
   deps: Pick<Deps, 'db' | 'clock' | 'log' | 'store'>,
@@ -90,6 +94,11 @@ export async function createLogBuffer(
   let ringCost = 0;
   /** Bytes of build output left out in all. */
   let leftOutInAll = 0;
+  const pace = opts.pace ?? DEFAULT_OUTPUT_PACE;
+  /** How long the commands' pipes were left unread to keep the pace, in all. */
+  let heldBackMs = 0;
+  /** Whether a command's output was read at `pace.bytesPerSecond` (past the burst). */
+  let slowed = false;
 
   const batcher = createLogBatcher({
     ...opts.batch,
@@ -167,6 +176,19 @@ export async function createLogBuffer(
       else ring.push({ bytes });
     },
     ready: () => batcher.ready(),
+    pace,
+    // Said when it happens (a follower of the log sees why the build slows down), without
+    // writing the ring: the end of the output comes in one piece when the command ends.
+    slowed(bytesPerSecond) {
+      if (!slowed)
+        writeOwn(
+          `Build log: this build prints more than ${describeBytes(bytesPerSecond)}/s past the limit: its output is read at that pace from now on, and the build waits on it.`,
+        );
+      slowed = true;
+    },
+    heldBack(ms) {
+      heldBackMs += ms;
+    },
   };
 
   return {
@@ -195,10 +217,15 @@ export async function createLogBuffer(
     end() {
       writeRing();
       if (leftOutInAll > 0) {
+        const waited =
+          heldBackMs >= 1000
+            ? ` The build waited up to ${describeElapsed(heldBackMs)} on its output, read at most ${describeBytes(slowed ? pace.bytesPerSecond : pace.burstBytesPerSecond)}/s past the limit.`
+            : '';
         writeOwn(
-          `Build log: ${describeBytes(leftOutInAll)} of output left out in all past the ${describeBytes(limit)} limit (SLIPWAY_BUILD_LOG_LIMIT).`,
+          `Build log: ${describeBytes(leftOutInAll)} of output left out in all past the ${describeBytes(limit)} limit (SLIPWAY_BUILD_LOG_LIMIT).${waited}`,
         );
         leftOutInAll = 0;
+        heldBackMs = 0;
       }
       return batcher.flush();
     },

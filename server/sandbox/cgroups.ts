@@ -32,6 +32,69 @@ export interface GroupEnd {
   peakBytes: number | null;
   /** false when the group could not be removed (it is then retried at the next start). */
   removed: boolean;
+  /**
+   * Forks its group's process limit refused (a sandbox's RLIMIT_NPROC, of the same number, often
+   * refuses them first: then 0 though the limit was reached).
+   */
+  forksRefused: number;
+  /**
+   * Which limit, once hit, lowered the group's CPU share to LIMIT_HIT_CPU_SHARE of its own for
+   * the rest of its run: `processes` (a fork refused) or `memory` (a process killed); null: none.
+   */
+  cpuLowered: 'processes' | 'memory' | null;
+}
+
+/**
+ * A sandbox that hits its process limit (as many processes as it may have, or a fork refused) or
+ * its memory limit (a process killed)
+ * runs at this part of its CPU share from then on: a fork flood or a memory hog spends the
+ * machine's time in the kernel (forks, reclaim) that other tenants then wait for. Legitimate
+ * builds rarely hit either, and those that do still run: the share only counts under contention.
+ */
+export const LIMIT_HIT_CPU_SHARE = 1 / 16;
+/**
+ * A group holding this many processes counts as at its process limit: inside the sandbox the
+ * same limit as RLIMIT_NPROC refuses forks before the group does (the group also holds the
+ * sandbox's own helpers), and a flood stays just under it.
+ */
+const nearProcessLimit = (limit: number) => Math.max(1, Math.floor(limit * 0.9));
+/** How often a group's limit counters are read (three small files). */
+const LIMIT_WATCH_MS = 250;
+
+/**
+ * Watches a group's limit counters and calls `lower` (which writes the group's lowered CPU share)
+ * once one has moved. `counters` is null once the group is gone: the watch ends then too.
+ */
+function limitWatch(
+  counters: () => { forks: number; atProcessLimit: boolean; oomKills: number } | null,
+  lower: () => void,
+) {
+  let lowered: GroupEnd['cpuLowered'] = null;
+  const check = () => {
+    if (lowered) return;
+    const c = counters();
+    if (!c) return clearInterval(timer);
+    lowered = c.forks > 0 || c.atProcessLimit ? 'processes' : c.oomKills > 0 ? 'memory' : null;
+    if (!lowered) return;
+    clearInterval(timer);
+    try {
+      lower();
+    } catch {
+      // The group is being removed.
+    }
+  };
+  const timer = setInterval(check, LIMIT_WATCH_MS);
+  timer.unref();
+  return {
+    get lowered() {
+      return lowered;
+    },
+    /** Reads the counters a last time (a flood in its last quarter second counts too) and stops. */
+    stop() {
+      check();
+      clearInterval(timer);
+    },
+  };
 }
 
 /** The control group of one sandbox, made before it starts and removed when it ends. */
@@ -298,6 +361,21 @@ function v1Groups(parents: { memory: string; pids: string; cpu?: string }): Cgro
       const cpu = parents.cpu ? join(parents.cpu, name) : null;
       const dirs = [memory, pids, ...(cpu ? [cpu] : [])];
       let memoryBytes = limits.memoryBytes;
+      let cpuShare = limits.cpu;
+      let watch: ReturnType<typeof limitWatch> | undefined;
+      const writeCpu = () => {
+        const share = cpuShare * (watch?.lowered ? LIMIT_HIT_CPU_SHARE : 1);
+        if (cpu) writeFileSync(join(cpu, 'cpu.shares'), String(Math.max(2, Math.round(1024 * share))));
+      };
+      const counters = () => {
+        const events = read(join(pids, 'pids.events'));
+        if (events === null) return null;
+        return {
+          forks: field(events, 'max') ?? 0,
+          atProcessLimit: Number(read(join(pids, 'pids.current'))) >= nearProcessLimit(limits.processes),
+          oomKills: field(read(join(memory, 'memory.oom_control')), 'oom_kill') ?? 0,
+        };
+      };
       const setLimits = (l: Omit<GroupLimits, 'processes'>) => {
         const bytes = String(l.memoryBytes);
         const memsw = join(memory, 'memory.memsw.limit_in_bytes');
@@ -307,7 +385,8 @@ function v1Groups(parents: { memory: string; pids: string; cpu?: string }): Cgro
         if (hasSwap && l.memoryBytes > memoryBytes) writeFileSync(memsw, bytes);
         writeFileSync(join(memory, 'memory.limit_in_bytes'), bytes);
         if (hasSwap) writeFileSync(memsw, bytes);
-        if (cpu) writeFileSync(join(cpu, 'cpu.shares'), String(Math.max(2, Math.round(1024 * l.cpu))));
+        cpuShare = l.cpu;
+        writeCpu();
         memoryBytes = l.memoryBytes;
       };
       try {
@@ -319,19 +398,23 @@ function v1Groups(parents: { memory: string; pids: string; cpu?: string }): Cgro
         removeAll(dirs);
         throw new Error(`could not make the sandbox's control group ${memory}: ${errno(err)}`);
       }
+      if (cpu) watch = limitWatch(counters, writeCpu);
       return {
         name,
         procs: dirs.map((d) => join(d, 'cgroup.procs')),
         setLimits,
         release: once(async () => {
           const emptied = await empty(dirs, () => undefined);
-          const oom = read(join(memory, 'memory.oom_control'));
+          watch?.stop();
+          const ended = counters() ?? { forks: 0, oomKills: 0 };
           const peak = Number(read(join(memory, 'memory.max_usage_in_bytes')));
           const end: GroupEnd = {
-            oomKills: field(oom, 'oom_kill') ?? 0,
+            oomKills: ended.oomKills,
             memoryBytes,
             peakBytes: Number.isFinite(peak) && peak > 0 ? peak : null,
             removed: emptied && removeAll(dirs),
+            forksRefused: ended.forks,
+            cpuLowered: watch?.lowered ?? null,
           };
           return end;
         }),
@@ -351,14 +434,29 @@ function v2Groups(parent: string, hasCpu: boolean): Cgroups {
       const name = nextName();
       const dir = join(parent, name);
       let memoryBytes = limits.memoryBytes;
-      const setLimits = (l: Omit<GroupLimits, 'processes'>) => {
-        writeFileSync(join(dir, 'memory.max'), String(l.memoryBytes));
-        if (hasCpu) {
+      let cpuShare = limits.cpu;
+      let watch: ReturnType<typeof limitWatch> | undefined;
+      const writeCpu = () => {
+        const share = cpuShare * (watch?.lowered ? LIMIT_HIT_CPU_SHARE : 1);
+        if (hasCpu)
           writeFileSync(
             join(dir, 'cpu.weight'),
-            String(Math.min(10_000, Math.max(1, Math.round(100 * l.cpu)))),
+            String(Math.min(10_000, Math.max(1, Math.round(100 * share)))),
           );
-        }
+      };
+      const counters = () => {
+        const events = read(join(dir, 'pids.events'));
+        if (events === null) return null;
+        return {
+          forks: field(events, 'max') ?? 0,
+          atProcessLimit: Number(read(join(dir, 'pids.current'))) >= nearProcessLimit(limits.processes),
+          oomKills: field(read(join(dir, 'memory.events')), 'oom_kill') ?? 0,
+        };
+      };
+      const setLimits = (l: Omit<GroupLimits, 'processes'>) => {
+        writeFileSync(join(dir, 'memory.max'), String(l.memoryBytes));
+        cpuShare = l.cpu;
+        writeCpu();
         memoryBytes = l.memoryBytes;
       };
       try {
@@ -371,6 +469,7 @@ function v2Groups(parent: string, hasCpu: boolean): Cgroups {
         removeAll([dir]);
         throw new Error(`could not make the sandbox's control group ${dir}: ${errno(err)}`);
       }
+      if (hasCpu) watch = limitWatch(counters, writeCpu);
       const killFile = join(dir, 'cgroup.kill');
       const canKill = existsSync(killFile);
       return {
@@ -385,12 +484,16 @@ function v2Groups(parent: string, hasCpu: boolean): Cgroups {
               // Removed meanwhile, or an older kernel: the pids are killed one by one as well.
             }
           });
+          watch?.stop();
+          const ended = counters() ?? { forks: 0, oomKills: 0 };
           const peak = Number(read(join(dir, 'memory.peak')));
           return {
-            oomKills: field(read(join(dir, 'memory.events')), 'oom_kill') ?? 0,
+            oomKills: ended.oomKills,
             memoryBytes,
             peakBytes: Number.isFinite(peak) && peak > 0 ? peak : null,
             removed: emptied && removeAll([dir]),
+            forksRefused: ended.forks,
+            cpuLowered: watch?.lowered ?? null,
           };
         }),
       };

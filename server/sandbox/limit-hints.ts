@@ -1,5 +1,5 @@
 import { describeBytes } from '../lib/format.ts';
-import type { GroupEnd } from './cgroups.ts';
+import { LIMIT_HIT_CPU_SHARE, type GroupEnd } from './cgroups.ts';
 import type { Sandbox, SandboxShare } from './index.ts';
 import type { SandboxLimit } from '../ops-metrics/ops-metrics.ts';
 
@@ -18,6 +18,27 @@ export function memoryLimitHint(
     `${what} used more than ${describeBytes(group.memoryBytes)} of memory${whose}, ` +
     'counting every process, shared memory and files in /tmp and /dev/shm: the kernel stopped it.'
   );
+}
+
+const count = (n: number, one: string, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+/**
+ * Says, when the sandbox's CPU share was lowered because it hit its process or memory limit
+ * (cgroups.ts, LIMIT_HIT_CPU_SHARE), which limit and what the sandbox ran at then; else null.
+ */
+export function cpuLoweredNote(
+  what: string,
+  group: GroupEnd | undefined,
+  limits: Sandbox['limits'],
+  share: SandboxShare | undefined,
+): string | null {
+  if (!group?.cpuLowered) return null;
+  const whose = share ? ` (${share.plan} plan)` : '';
+  const why =
+    group.cpuLowered === 'processes'
+      ? `hit its limit of ${limits.processes} processes (SLIPWAY_SANDBOX_PROCESSES${group.forksRefused ? `; ${count(group.forksRefused, 'fork')} refused` : ''})`
+      : `hit its memory limit of ${describeBytes(group.memoryBytes)} (${count(group.oomKills, 'process', 'processes')} stopped by the kernel)`;
+  return `${what} ${why}: it ran at 1/${Math.round(1 / LIMIT_HIT_CPU_SHARE)} of its CPU share${whose} from then on.`;
 }
 
 /**

@@ -159,10 +159,17 @@ describe('each sandbox is bounded as a whole by a control group', { timeout: 60_
       expect(groupFile(plan.group!.procs, 'pids.max')).toBe(String(PROCESSES));
       expect(Number(groupFile(plan.group!.procs, 'pids.current'))).toBeLessThanOrEqual(PROCESSES);
       expect(forked).toBeLessThan(PROCESSES);
+      // At its limit, the sandbox runs at a sixteenth of its CPU share (the free plan's 1).
+      if (sandbox.cgroups.version === 1)
+        await waitFor(
+          'its CPU share to be lowered',
+          () => groupFile(plan.group!.procs, 'cpu.shares') === '64',
+        );
     } finally {
       process.kill(-child.pid!, 'SIGKILL');
     }
-    expect(await plan.group!.release()).toMatchObject({ removed: true });
+    // A sandbox that hits its process limit runs at a sixteenth of its CPU share from then on.
+    expect(await plan.group!.release()).toMatchObject({ removed: true, cpuLowered: 'processes' });
   });
 
   for (const [plan, cpu] of [
@@ -269,6 +276,9 @@ execFileSync('python3', ['-c', ${JSON.stringify(
       /^Sandbox: \d+ processes, 256 MiB of memory in all \(enterprise plan\), CPU share 4,/m,
     );
     expect(log).toContain('The build used more than 256 MiB of memory, the limit of the enterprise plan');
+    expect(log).toMatch(
+      /^"npm run build" hit its memory limit of 256 MiB \(\d+ process(es)? stopped by the kernel\): it ran at 1\/16 of its CPU share \(enterprise plan\) from then on\.$/m,
+    );
     // The operator's metrics count it by the limit it hit.
     const families = parseScrape(await s.running.deps.ops.scrape());
     expect(sample(families, 'slipway_sandbox_limit_hits_total', { limit: 'memory', where: 'build' })).toBe(1);

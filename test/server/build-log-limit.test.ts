@@ -15,7 +15,7 @@ const CUT =
 const OWN_LINES = 4096;
 const LEFT_OUT_HERE = /^Build log: ([\d.]+) (bytes|KiB|MiB) of output left out here\.$/;
 const SUMMARY =
-  /^Build log: ([\d.]+) (bytes|KiB|MiB) of output left out in all past the 64 KiB limit \(SLIPWAY_BUILD_LOG_LIMIT\)\.$/;
+  /^Build log: ([\d.]+) (bytes|KiB|MiB) of output left out in all past the 64 KiB limit \(SLIPWAY_BUILD_LOG_LIMIT\)\.(?: The build waited up to [\d.]+m?s on its output, read at most \d+ MiB\/s past the limit\.)?$/;
 const UNITS = { bytes: 1, KiB: 1024, MiB: 1024 * 1024 };
 /** The bytes a "left out" line names. */
 const leftOutBytes = (line: string, pattern: RegExp) => {
@@ -56,6 +56,27 @@ const floodBuild = (mib: number, empty = false) =>
   "    process.stderr.write('ERROR: the flood build failed at its end\\n');\n" +
   '    process.exitCode = 2;\n' +
   '  });\n' +
+  '};\n' +
+  'more();\n';
+
+/**
+ * A build script that prints `mib` MiB of numbered 100-byte lines, each number once, as fast as the
+ * pipe takes them, then how long that took it (`flood took N ms`), and succeeds.
+ */
+const timedFloodBuild = (mib: number) =>
+  "import { mkdirSync, writeFileSync } from 'node:fs';\n" +
+  `const lines = Math.floor((${mib} * 1024 * 1024) / 100);\n` +
+  'const started = Date.now();\n' +
+  'let next = 0;\n' +
+  'const more = () => {\n' +
+  '  while (next < lines) {\n' +
+  '    let block = "";\n' +
+  "    for (const end = Math.min(lines, next + 10000); next < end; next++) block += 'flood ' + String(next).padStart(8, '0') + ' ' + 'x'.repeat(84) + '\\n';\n" +
+  "    if (!process.stdout.write(block)) return process.stdout.once('drain', more);\n" +
+  '  }\n' +
+  "  process.stdout.write('flood took ' + (Date.now() - started) + ' ms\\n');\n" +
+  "  mkdirSync('dist', { recursive: true });\n" +
+  "  writeFileSync('dist/index.html', '<h1>flooded</h1>');\n" +
   '};\n' +
   'more();\n';
 
@@ -196,7 +217,7 @@ describe('build log limit (SLIPWAY_BUILD_LOG_LIMIT)', () => {
     expect(errors.logs).toBe('Building failed: "npm run build" exited with code 3.');
   });
 
-  it('a build flooding 50 MiB of log finishes, keeps its first and last lines, and the API answers meanwhile', async () => {
+  it('a build flooding 20 MiB of log finishes, keeps its first and last lines, and the API answers meanwhile', async () => {
     const repo = createGitRepo({
       files: {
         'package.json': JSON.stringify({
@@ -204,7 +225,7 @@ describe('build log limit (SLIPWAY_BUILD_LOG_LIMIT)', () => {
           private: true,
           scripts: { build: 'node flood.mjs' },
         }),
-        'flood.mjs': floodBuild(50),
+        'flood.mjs': floodBuild(20),
       },
     });
     const { d, slowest, requests } = await deployTimed('flood', repo);
@@ -222,12 +243,63 @@ describe('build log limit (SLIPWAY_BUILD_LOG_LIMIT)', () => {
     expect(printed[0]).toBe(`flood line 000000 ${'x'.repeat(81)}`);
     expect(printed.length).toBeGreaterThan(400);
     const here = lines.findIndex((l) => LEFT_OUT_HERE.test(l));
-    expect(leftOutBytes(lines[here]!, LEFT_OUT_HERE)).toBeGreaterThan(49 * 1024 * 1024);
+    expect(leftOutBytes(lines[here]!, LEFT_OUT_HERE)).toBeGreaterThan(19 * 1024 * 1024);
     const end = lines.slice(here);
     expect(end).toContain(`flood line 010485 ${'x'.repeat(81)}`);
     expect(end.indexOf('flood done')).toBeLessThan(end.indexOf('ERROR: the flood build failed at its end'));
     expect(end.at(-2)).toBe('==> Deployment failed: Building failed: "npm run build" exited with code 2.');
-    expect(leftOutBytes(end.at(-1)!, SUMMARY)).toBeGreaterThan(49 * 1024 * 1024);
+    expect(leftOutBytes(end.at(-1)!, SUMMARY)).toBeGreaterThan(19 * 1024 * 1024);
+  });
+
+  it('a flooding build is the one slowed: past 16 MiB its output is read at 2 MiB/s, and its very end is kept', async () => {
+    const repo = createGitRepo({
+      files: {
+        'package.json': JSON.stringify({
+          name: 'timed',
+          private: true,
+          scripts: { build: 'node flood.mjs' },
+        }),
+        'flood.mjs': timedFloodBuild(24),
+      },
+    });
+    const { d } = await deployTimed('timed-flood', repo);
+    expect(d.status).toBe('live');
+    expect(await (await s.fetchFromEdge(d.url)).text()).toBe('<h1>flooded</h1>');
+    const lines = await stored(d.id, 'build');
+    expect(bytesOf(lines)).toBeLessThanOrEqual(LIMIT + OWN_LINES);
+
+    // The log says so when it happens, after the cut.
+    const slowed = lines.indexOf(
+      'Build log: this build prints more than 2 MiB/s past the limit: its output is read at that pace from now on, and the build waits on it.',
+    );
+    expect(slowed).toBeGreaterThan(lines.indexOf(CUT));
+    expect(lines.indexOf(CUT)).toBeGreaterThan(0);
+
+    // The build itself took the time: 16 MiB at up to 16 MiB/s, then 8 MiB at 2 MiB/s, at least 4 s
+    // (less a tick and what its pipe holds); printing the same unread takes it well under a second.
+    const took = lines.map((l) => /^flood took (\d+) ms$/.exec(l)).find(Boolean);
+    expect(Number(took?.[1])).toBeGreaterThan(3500);
+    const summary = SUMMARY.exec(lines.at(-1)!)![0];
+    const waited = /waited up to ([\d.]+)s on its output, read at most 2 MiB\/s past the limit\.$/.exec(
+      summary,
+    );
+    expect(Number(waited?.[1])).toBeGreaterThan(3.5);
+
+    // The end of the output, every line of it in the room the log has: the last printed lines,
+    // consecutive, up to the very last, then the time.
+    const printed = Math.floor((24 * 1024 * 1024) / 100);
+    const here = lines.findIndex((l) => LEFT_OUT_HERE.test(l));
+    const end = lines.slice(here + 1, lines.indexOf(took![0]));
+    const flood = /^flood (\d{8}) x{84}$/;
+    expect(end.every((l) => flood.test(l))).toBe(true);
+    const tail = end.map((l) => Number(flood.exec(l)![1]));
+    expect(tail.at(-1)).toBe(printed - 1);
+    expect(consecutive(tail)).toBe(true);
+    expect(tail.length).toBeGreaterThan(100);
+    // Every printed byte is stored or counted as left out (which the log rounds to 0.5 MiB).
+    const head = lines.slice(0, lines.indexOf(CUT)).filter((l) => flood.test(l));
+    const accounted = head.length + tail.length + leftOutBytes(lines[here]!, LEFT_OUT_HERE) / 100;
+    expect(Math.abs(accounted - printed)).toBeLessThan(printed * 0.03);
   });
 
   it('a flood of 20 MiB of empty lines is cut like any other output', async () => {

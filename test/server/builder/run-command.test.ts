@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCommand, type OutputStream } from '../../../server/builder/run-command.ts';
+import { runCommand, type OutputBudget, type OutputStream } from '../../../server/builder/run-command.ts';
 import type { Sandbox } from '../../../server/sandbox/index.ts';
 import { testSandbox } from '../../helpers/sandbox.ts';
 import { hostProcesses } from '../../helpers/host-processes.ts';
@@ -178,6 +178,67 @@ describe('runCommand', () => {
     });
     expect(result.aborted).toBe(true);
     expect(result.timedOut).toBe(false);
+  });
+
+  it('past the log budget, reads a flood at its pace: the command waits on its pipe, and its very end is kept', async () => {
+    const MiB = 1024 * 1024;
+    let leftOut = 0;
+    let heldMs = 0;
+    const slowed: number[] = [];
+    // No room at all: every byte goes past the budget, and 4 KiB of the end are kept.
+    const budget: OutputBudget = {
+      room: () => 0,
+      tailBytes: () => 4096,
+      leftOut: (bytes) => (leftOut += bytes),
+      ready: () => undefined,
+      pace: { burstBytes: MiB / 4, burstBytesPerSecond: 64 * MiB, bytesPerSecond: MiB },
+      slowed: (bytesPerSecond) => slowed.push(bytesPerSecond),
+      heldBack: (ms) => (heldMs += ms),
+    };
+    // 3 MiB of numbered 100-byte lines as fast as the pipe takes them, then how long that took,
+    // and the command ends at once.
+    const lines = (3 * MiB) / 128;
+    const script = `
+      let i = 0;
+      const started = Date.now();
+      const more = () => {
+        while (i < ${lines}) {
+          let block = '';
+          for (const end = i + 1024; i < end; i++) block += 'line ' + String(i).padStart(6, '0') + ' ' + 'x'.repeat(115) + '\\n';
+          if (!process.stdout.write(block)) return process.stdout.once('drain', more);
+        }
+        process.stdout.write('took ' + (Date.now() - started) + ' ms\\n');
+      };
+      more();`;
+    const out = collect();
+    const result = await runCommand({
+      argv: node(script),
+      cwd,
+      sandbox,
+      writable: [cwd],
+      env: { PATH },
+      timeoutMs: 30_000,
+      onLine: out.onLine,
+      budget,
+    });
+    expect(result.exitCode).toBe(0);
+    // A quarter MiB at once, then 2.75 MiB at 1 MiB/s: the command itself waited, and said so.
+    const took = /^took (\d+) ms$/.exec(out.lines.at(-1)!.line);
+    expect(Number(took?.[1])).toBeGreaterThan(2200);
+    expect(heldMs).toBeGreaterThan(2200);
+    expect(slowed).toEqual([MiB]);
+    // The end in 4 KiB, exact: the last lines printed, in order, then the time; all the rest
+    // counted as left out, to the byte.
+    const tail = out.lines.slice(0, -1).map((l) => l.line);
+    expect(tail).toEqual(
+      Array.from(
+        { length: tail.length },
+        (_, k) => `line ${String(lines - tail.length + k).padStart(6, '0')} ${'x'.repeat(115)}`,
+      ),
+    );
+    expect(tail.length).toBeGreaterThan(25);
+    const printed = lines * 128 + Buffer.byteLength(took![0]) + 1;
+    expect(leftOut + tail.length * 128 + Buffer.byteLength(took![0]) + 1).toBe(printed);
   });
 
   it('rejects when the program is not on PATH', async () => {

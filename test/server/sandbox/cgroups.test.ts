@@ -108,6 +108,51 @@ print(n, flush=True)"`,
     expect(await group.release()).toMatchObject({ removed: true });
   });
 
+  it('lower the CPU share of a group that hits its process limit to a sixteenth, and say so when it ends', async (ctx) => {
+    if (!cgroups.version) ctx.skip();
+    const group = cgroups.create({ memoryBytes: 64 * MiB, cpu: 2, processes: 8 });
+    const cpuFile = group.procs
+      .map((p) => p.replace('cgroup.procs', cgroups.version === 1 ? 'cpu.shares' : 'cpu.weight'))
+      .find((f) => existsSync(f));
+    const share = () => (cpuFile && existsSync(cpuFile) ? readFileSync(cpuFile, 'utf8').trim() : null);
+    const full = cgroups.version === 1 ? '2048' : '200';
+    const lowered = cgroups.version === 1 ? '128' : '13';
+    if (share() === null) ctx.skip();
+    expect(share()).toBe(full);
+    // Forks against the limit until told to stop: the share is lowered while it runs.
+    const child = inGroup(
+      group.procs,
+      `exec python3 -c "
+import os, time
+end = time.time() + 20
+while time.time() < end:
+  try:
+    if os.fork() == 0:
+      time.sleep(60)
+      os._exit(0)
+  except OSError:
+    time.sleep(0.01)
+"`,
+    );
+    await waitFor('the group’s CPU share to be lowered', () => share() === lowered, 10_000);
+    child.kill('SIGKILL');
+    const end = await group.release();
+    expect(end).toMatchObject({ cpuLowered: 'processes', removed: true, oomKills: 0 });
+    expect(end.forksRefused).toBeGreaterThan(0);
+  });
+
+  it('lower the CPU share of a group whose memory limit killed a process; a group that hits nothing keeps it', async (ctx) => {
+    if (!cgroups.version) ctx.skip();
+    const hog = cgroups.create({ memoryBytes: 32 * MiB, cpu: 1, processes: 8 });
+    const calm = cgroups.create({ memoryBytes: 32 * MiB, cpu: 1, processes: 8 });
+    const child = inGroup(hog.procs, `exec python3 -c "b = bytearray(128 << 20); print(len(b))"`);
+    const other = inGroup(calm.procs, 'exec true');
+    await Promise.all([child, other].map((c) => new Promise((r) => c.once('exit', r))));
+    expect(await hog.release()).toMatchObject({ cpuLowered: 'memory', forksRefused: 0, removed: true });
+    expect((await hog.release()).oomKills).toBeGreaterThan(0);
+    expect(await calm.release()).toMatchObject({ cpuLowered: null, forksRefused: 0, oomKills: 0 });
+  });
+
   it('removes groups a crashed service left behind, at the next start', async (ctx) => {
     if (!cgroups.version) ctx.skip();
     // A pid that is gone: a process that has ended.
