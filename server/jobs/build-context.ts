@@ -1,0 +1,39 @@
+import type { Selectable } from 'kysely';
+import type { ArtifactStore } from '../builder/artifacts.ts';
+import type { BuildCacheStore } from '../builder/build-cache-store.ts';
+import type { LookupAll } from '../lib/ssrf.ts';
+import type { Sandbox } from '../sandbox/index.ts';
+import type { Deps } from '../services/deps.ts';
+import type { DeploymentRuntime } from '../store/deployment-runtime.ts';
+import type { DeploymentsTable, ProjectsTable } from '../store/schema.ts';
+import type { LogBuffer } from './log-buffer.ts';
+
+export type DeploymentRow = Selectable<DeploymentsTable>;
+export type ProjectRow = Selectable<ProjectsTable>;
+
+export interface BuildJobOptions {
+  artifacts: ArtifactStore;
+  /** The health request through the edge; resolves when the edge serves the deployment. */
+  probe(deployment: { id: string; host: string }, signal: AbortSignal): Promise<void>;
+  /** Resolves repository hosts before the checkout; default `dns.lookup(host, { all: true })`. */
+  lookup?: LookupAll;
+  /** Where the checkout, install and build run. */
+  sandbox: Sandbox;
+}
+
+/** One attempt at one deployment's build: what every stage of it reads. */
+export interface BuildAttempt {
+  deps: Deps;
+  opts: BuildJobOptions;
+  cacheStore: BuildCacheStore;
+  deployment: DeploymentRow;
+  project: ProjectRow;
+  logs: LogBuffer;
+  signal: AbortSignal;
+}
+
+/** A deployment's stored build, ready to go live. */
+export interface Built {
+  artifactId: string;
+  runtime: DeploymentRuntime;
+}
