@@ -5,12 +5,9 @@ import type { ArtifactStore } from './artifacts.ts';
 import type { BuildSettings } from './build-spec.ts';
 import { BuildCancelledError, BuildError, BuildTimeoutError } from './build-error.ts';
 import { localRepositoryPath } from './checkout.ts';
-import { isDir } from '../lib/file-kind.ts';
 import { describeDuration, describeElapsed } from '../lib/format.ts';
 import type { Sandbox } from '../sandbox/index.ts';
-import { cpuLoweredNote, limitHint, memoryLimitHint } from '../sandbox/limit-hints.ts';
-import { createUsageFilter, installHint } from './package-manager-output.ts';
-import { type OutputBudget, runCommand } from './run-command.ts';
+import type { OutputBudget } from './run-command.ts';
 import { readPackageJson } from './package-json.ts';
 import { frameworkOutput } from './outputs/index.ts';
 import { detectStage } from './stages/detect.ts';
@@ -18,14 +15,9 @@ import { sourceStage } from './stages/source.ts';
 import { folderInside } from './stages/folders.ts';
 import { installPlan } from './stages/install-plan.ts';
 import { type PackagedOutput, packageOutput } from './stages/package-output.ts';
-import {
-  type BuildCacheOptions,
-  cachedPaths,
-  cacheKey,
-  type Restored,
-  restoreCache,
-  saveCache,
-} from './build-cache.ts';
+import { type BuildCacheOptions, cachedPaths, saveCache } from './build-cache.ts';
+import { installStage } from './stages/install.ts';
+import { createStageRunner } from './stages/run-stage.ts';
 
 export type BuildLogType = 'build' | 'error';
 
@@ -166,7 +158,7 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
   const local = localRepositoryPath(opts.repositoryUrl);
   const localRepo = local && existsSync(local) ? local : null;
   const signal = opts.signal ? AbortSignal.any([opts.signal, stop.signal]) : stop.signal;
-  const cancelled = () => {
+  const cancelled = (): never => {
     if (diskExceeded) throw new BuildError(diskExceeded);
     throw new BuildCancelledError('The build was cancelled.');
   };
@@ -221,56 +213,20 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
       HOME: home,
       CI: projectEnv.CI ?? '1',
     });
-    const run = async (title: string, argv: string[], env: Record<string, string>, cwd = app) => {
-      const shown = argv[0] === 'sh' ? (argv[2] ?? '') : argv.join(' ');
-      const where = cwd === src ? '' : ` (in ${relative(src, cwd)})`;
-      info(phase(`${title}${where}: ${shown}`));
-      const begun = Date.now();
-      const tail: string[] = [];
-      const readable = createUsageFilter();
-      const result = await runCommand({
-        argv,
-        cwd,
-        env,
-        timeoutMs: remaining(),
-        secrets: opts.secrets,
-        ...(opts.logBudget ? { budget: opts.logBudget } : {}),
-        signal,
-        sandbox,
-        writable: [workspace],
-        // A local repository stays readable, as for the checkout: it is the project's own.
-        readOnly: localRepo ? [localRepo] : [],
-        onLine: (_stream, raw) => {
-          const line = readable(raw);
-          if (line === null) return;
-          info(line);
-          tail.push(line);
-          if (tail.length > 50) tail.shift();
-        },
-      }).catch((err: Error) => {
-        throw new BuildError(`${title} failed: ${err.message}`);
-      });
-      const lowered = cpuLoweredNote(`"${shown}"`, result.group, sandbox.limits, sandbox.share);
-      if (lowered) info(lowered);
-      if (result.aborted) cancelled();
-      // A command that filled its workspace's file system (it got ENOSPC) may still exit 0.
-      const full = await ws.full();
-      if (full) throw new BuildError(full, { limit: 'disk' });
-      if (result.timedOut) throw new BuildTimeoutError(timeoutMessage);
-      if (result.exitCode !== 0) {
-        const how =
-          result.exitCode === null ? `was killed by ${result.signal}` : `exited with code ${result.exitCode}`;
-        const memory = memoryLimitHint('The build', result.group, sandbox.share);
-        const hit = memory ? null : limitHint(sandbox.limits, tail, result.signal);
-        const hint = memory ?? hit?.text ?? installHint(tail);
-        const limit = memory ? 'memory' : hit?.limit;
-        throw new BuildError(
-          `${title} failed: "${shown}" ${how}.${hint ? ` ${hint}` : ''}`,
-          limit ? { limit } : {},
-        );
-      }
-      info(`${title} finished in ${describeElapsed(Date.now() - begun)}`);
-    };
+    const run = createStageRunner({
+      sandbox,
+      ws,
+      src,
+      app,
+      localRepo,
+      secrets: opts.secrets,
+      ...(opts.logBudget ? { budget: opts.logBudget } : {}),
+      signal,
+      remaining,
+      timeoutMessage,
+      cancelled,
+      info,
+    });
 
     const buildCommand = settings.buildCommand === null ? fw.buildCommand : settings.buildCommand || null;
     // No NODE_ENV=production for the install unless the project sets it: package managers would
@@ -282,22 +238,18 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
       fw.kind === 'node' || buildCommand !== null,
     );
     const cacheAt = { workspace, paths: cachedPaths(workspace, src, app) };
-    let cacheKeyOf: string | null = null;
-    let restored: Restored = { outcome: 'miss', entry: null };
-    if (opts.cache === 'off') info('Build cache: off for this deployment (cache: false)');
-    else if (opts.cache && 'argv' in plan) {
-      cacheKeyOf = await cacheKey(plan.cwd, plan.lockfile, plan.argv.join(' '), appPath);
-      restored = await restoreCache(opts.cache, cacheKeyOf, cacheAt, (made) => sandbox.prepare(made), info);
-    }
-    const hit = restored.outcome === 'hit';
-    if (!('argv' in plan)) info(phase(plan.skip));
-    else if (hit && plan.lockfile && (await isDir(join(plan.cwd, 'node_modules')))) {
-      info(
-        phase(`Skipping install: node_modules restored from the build cache (${plan.lockfile} unchanged)`),
-      );
-    } else {
-      await run('Installing dependencies', plan.argv, commandEnv({}), plan.cwd);
-    }
+    const installed = await installStage({
+      plan,
+      cache: opts.cache,
+      cacheAt,
+      appPath,
+      own: (made) => sandbox.prepare(made),
+      run,
+      env: commandEnv({}),
+      info,
+    });
+    const cacheKeyOf = installed.key;
+    const restored = installed.restored;
 
     if (buildCommand) {
       const frameworkEnv = (await frameworkOut?.buildEnv?.(at)) ?? {};
