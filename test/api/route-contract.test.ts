@@ -2,6 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { allContracts, contracts, pathOf } from '../../api/routes/index.ts';
+import { DOCS_SCRIPT } from '../../server/http/docs-page.ts';
 import { allRoutes } from '../../server/routes/index.ts';
 
 const root = join(import.meta.dirname, '../..');
@@ -55,12 +56,16 @@ describe('the route contract (api/routes)', () => {
     }
   });
 
-  it('no two entries share a method and URL, and each tag holds only its own routes', () => {
+  it('every server route is a contract entry, and no two entries share a method and URL', () => {
     const keys = allContracts().map((e) => `${e.method} ${e.url}`);
     expect(new Set(keys).size).toBe(keys.length);
-    for (const [tag, entries] of Object.entries(contracts)) {
-      for (const entry of Object.values(entries)) expect(entry.tag, entry.url).toBe(tag);
-    }
+    const served = allRoutes().map((r) => `${r.method} ${r.url}`);
+    expect(served.sort()).toEqual([...keys].sort());
+    expect(keys.length).toBe(71);
+  });
+
+  it("the reference's script route is the file the server reads", () => {
+    expect(contracts.system.docsScript.url).toBe(`/docs/${DOCS_SCRIPT}`);
   });
 
   it('the client writes no URL: api/client has no "/v1/" string literal', () => {
