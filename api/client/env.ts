@@ -1,17 +1,10 @@
 import type { z } from 'zod';
-import {
-  type CreateEnvBody,
-  EnvExport,
-  EnvVar,
-  type ImportEnvBody,
-  ImportEnvResult,
-  type UpdateEnvBody,
-} from '../schemas/env.ts';
-import { type Caller, seg } from './envelope.ts';
+import { pathOf } from '../routes/contract.ts';
+import { env } from '../routes/env.ts';
+import { type CreateEnvBody, EnvExport, type ImportEnvBody, type UpdateEnvBody } from '../schemas/env.ts';
+import type { Caller } from './envelope.ts';
 import type { CallOptions } from './http.ts';
 import type { EnvListQueryInput, EnvSelectorInput, ExportQueryInput } from './inputs.ts';
-
-const base = (projectId: string) => `/v1/projects/${seg(projectId)}/env`;
 
 /** Export as text: `env` (dotenv lines, the default) or `yaml`. */
 export type TextExportQuery = ExportQueryInput & { format?: 'env' | 'yaml' };
@@ -29,14 +22,14 @@ export interface EnvExporter {
 export function envApi(c: Caller) {
   const exportEnv = ((projectId: string, query: ExportQueryInput = {}, o?: CallOptions) =>
     query.format === 'json'
-      ? c.data(EnvExport, 'GET', `${base(projectId)}/export`, { ...o, query })
-      : c.text(`${base(projectId)}/export`, { ...o, query })) as EnvExporter;
+      ? c.data(EnvExport, env.export.method, pathOf(env.export, { projectId }), { ...o, query })
+      : c.text(pathOf(env.export, { projectId }), { ...o, query })) as EnvExporter;
   return {
     /** One page of variables; secrets (`encrypted`) come with `value: null`. */
     list: (projectId: string, query: EnvListQueryInput = {}, o?: CallOptions) =>
-      c.list(EnvVar, base(projectId), { ...o, query }),
+      c.call(env.list, { projectId }, { ...o, query }),
     create: (projectId: string, body: z.input<typeof CreateEnvBody>, o?: CallOptions) =>
-      c.data(EnvVar, 'POST', base(projectId), { ...o, body }),
+      c.call(env.create, { projectId }, { ...o, body }),
     /** Changes `value` and/or `encrypted`; pass `environment` when the key exists in several. */
     update: (
       projectId: string,
@@ -44,12 +37,12 @@ export function envApi(c: Caller) {
       body: z.input<typeof UpdateEnvBody>,
       selector: EnvSelectorInput = {},
       o?: CallOptions,
-    ) => c.data(EnvVar, 'PATCH', `${base(projectId)}/${seg(key)}`, { ...o, body, query: selector }),
+    ) => c.call(env.update, { projectId, key }, { ...o, body, query: selector }),
     remove: (projectId: string, key: string, selector: EnvSelectorInput = {}, o?: CallOptions) =>
-      c.deleted(`${base(projectId)}/${seg(key)}`, { ...o, query: selector }),
+      c.call(env.remove, { projectId, key }, { ...o, query: selector }),
     /** All or nothing: `{ created, updated, skipped }`. */
     import: (projectId: string, body: z.input<typeof ImportEnvBody>, o?: CallOptions) =>
-      c.data(ImportEnvResult, 'POST', `${base(projectId)}/import`, { ...o, body }),
+      c.call(env.import, { projectId }, { ...o, body }),
     /** Plaintext of every variable of one environment (role developer and up). */
     export: exportEnv,
   };

@@ -1,5 +1,6 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import { ApiError } from '../errors.ts';
+import { type PathParams, pathOf, type RouteContract } from '../routes/contract.ts';
 import { DeletedResponse, envelope, listEnvelope } from '../schemas/common.ts';
 import { invalidResponse } from './errors.ts';
 import type { Http, ReadBody, RequestOptions } from './http.ts';
@@ -22,8 +23,29 @@ export const readJson: ReadBody<unknown> = async (res, what) => {
 
 export const readText: ReadBody<string> = async (res) => res.text();
 
+type Item<E extends RouteContract> = E['response'] extends z.ZodType ? z.infer<E['response']> : unknown;
+
+/** What calling a contract entry answers, by its `responseKind`. */
+export type Answer<E extends RouteContract> = E extends { responseKind: 'list' }
+  ? Page<Item<E>>
+  : E extends { responseKind: 'deleted' }
+    ? { message: string }
+    : E extends { responseKind: 'text' }
+      ? string
+      : Item<E>;
+
+/** Options of one call of a contract entry: its JSON body is typed by the entry's body schema. */
+export type CallInput<E extends RouteContract> = Omit<RequestOptions, 'body'> & {
+  body?: E['body'] extends z.ZodType ? z.input<E['body']> : never;
+};
+
 /** The typed calls resources are written with: each one unwraps and checks the envelope. */
 export interface Caller {
+  /**
+   * Calls one route of the contract (api/routes): its method, its path built from the template
+   * and `params`, and its answer read by `responseKind` and checked against its `response` schema.
+   */
+  call<E extends RouteContract>(entry: E, params: PathParams<E>, opts?: CallInput<E>): Promise<Answer<E>>;
   /** `{ success, data }` -> `data`, checked against `schema`. */
   data<S extends z.ZodType>(
     schema: S,
@@ -46,7 +68,22 @@ function check<S extends z.ZodType>(schema: S, body: unknown, what: string, stat
 }
 
 export function createCaller(http: Http): Caller {
-  return {
+  const caller: Caller = {
+    async call(entry, params, opts = {}) {
+      const path = pathOf(entry, params);
+      const schema = entry.response ?? z.unknown();
+      // The kinds are the contract's; the casts say what each one answers (Answer<E>).
+      switch (entry.responseKind) {
+        case 'list':
+          return (await caller.list(schema, path, opts)) as never;
+        case 'deleted':
+          return (await caller.deleted(path, opts)) as never;
+        case 'text':
+          return (await caller.text(path, opts)) as never;
+        default:
+          return (await caller.data(schema, entry.method, path, opts)) as never;
+      }
+    },
     async data(schema, method, path, opts = {}) {
       const { status, value } = await http.exchange(method, path, opts, readJson);
       // zod cannot infer through a generic schema wrapped in the envelope; the parse checked it.
@@ -74,7 +111,7 @@ export function createCaller(http: Http): Caller {
       return value;
     },
   };
+  return caller;
 }
 
-/** Encodes one path segment (ids, domain names, keys, e-mail addresses). */
-export const seg = (value: string) => encodeURIComponent(value);
+export { seg } from '../routes/contract.ts';

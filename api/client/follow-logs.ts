@@ -1,7 +1,9 @@
 import { ApiError } from '../errors.ts';
+import { pathOf } from '../routes/contract.ts';
+import { deployments } from '../routes/deployments.ts';
 import { envelope } from '../schemas/common.ts';
-import { Deployment, DeploymentLogs, LogStreamEnd } from '../schemas/deployments.ts';
-import { type Caller, readJson, seg } from './envelope.ts';
+import { DeploymentLogs, LogStreamEnd } from '../schemas/deployments.ts';
+import { type Caller, readJson } from './envelope.ts';
 import { invalidResponse, networkError } from './errors.ts';
 import type { Http } from './http.ts';
 import type { LogsQueryInput } from './inputs.ts';
@@ -35,7 +37,7 @@ export async function* followLogEvents(
   deploymentId: string,
   opts: FollowOptions = {},
 ): AsyncGenerator<LogEvent, void, undefined> {
-  const path = `/v1/deployments/${seg(deploymentId)}/logs`;
+  const path = pathOf(deployments.logs, { deploymentId });
   const what = `GET ${path}`;
   const { retries, sleep, random, baseDelayMs, maxDelayMs } = http.settings;
   let lastId: string | undefined;
@@ -88,9 +90,13 @@ export async function* followLogEvents(
       controller.abort();
     }
     // The stream ended without `end`: a deployment already over needs no reconnect.
-    const deployment = await caller.data(Deployment, 'GET', `/v1/deployments/${seg(deploymentId)}`, {
-      signal: opts.signal,
-    });
+    const deployment = await caller.call(
+      deployments.get,
+      { deploymentId },
+      {
+        signal: opts.signal,
+      },
+    );
     if (FINAL.has(deployment.status)) {
       yield { kind: 'end', status: deployment.status, errorMessage: deployment.errorMessage };
       return;

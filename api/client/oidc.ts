@@ -1,5 +1,6 @@
 import type { z } from 'zod';
-import { ExchangedToken, type ExchangeOidcBody } from '../schemas/trust-policies.ts';
+import { trust } from '../routes/trust.ts';
+import type { ExchangeOidcBody } from '../schemas/trust-policies.ts';
 import type { Caller } from './envelope.ts';
 import type { CallOptions } from './http.ts';
 
@@ -13,6 +14,6 @@ export function oidcApi(c: Caller) {
      * again (the Action does: action/oidc.ts).
      */
     exchange: (body: z.input<typeof ExchangeOidcBody>, o?: CallOptions) =>
-      c.data(ExchangedToken, 'POST', '/v1/oidc/token', { ...o, idempotencyKey: false, body }),
+      c.call(trust.exchange, {}, { ...o, idempotencyKey: false, body }),
   };
 }

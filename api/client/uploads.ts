@@ -1,8 +1,7 @@
-import { MissingFiles, UPLOAD_GRANT_HEADER, UploadedFile } from '../schemas/uploads.ts';
-import { type Caller, seg } from './envelope.ts';
+import { uploads } from '../routes/uploads.ts';
+import { UPLOAD_GRANT_HEADER } from '../schemas/uploads.ts';
+import type { Caller } from './envelope.ts';
 import type { CallOptions } from './http.ts';
-
-const base = (projectId: string) => `/v1/projects/${seg(projectId)}/files`;
 
 /** Files for deployments of uploaded files, by SHA-256 (see docs/api/uploads.md). */
 export function uploadsApi(c: Caller) {
@@ -12,7 +11,7 @@ export function uploadsApi(c: Caller) {
      * `uploadGrant` for uploading them off the hourly rate limit.
      */
     missing: (projectId: string, sha256: string[], o?: CallOptions) =>
-      c.data(MissingFiles, 'POST', `${base(projectId)}/missing`, { ...o, body: { sha256 } }),
+      c.call(uploads.missing, { projectId }, { ...o, body: { sha256 } }),
     /**
      * Uploads one file's bytes; `sha256` must be their hash. With `uploadGrant` (from `missing`),
      * the upload does not count against the hourly rate limit.
@@ -25,11 +24,15 @@ export function uploadsApi(c: Caller) {
     ) => {
       const { uploadGrant, ...call } = o ?? {};
       const headers = uploadGrant ? { ...call.headers, [UPLOAD_GRANT_HEADER]: uploadGrant } : call.headers;
-      return c.data(UploadedFile, 'PUT', `${base(projectId)}/${seg(sha256)}`, {
-        ...call,
-        ...(headers ? { headers } : {}),
-        bytes,
-      });
+      return c.call(
+        uploads.upload,
+        { projectId, sha256 },
+        {
+          ...call,
+          ...(headers ? { headers } : {}),
+          bytes,
+        },
+      );
     },
   };
 }

@@ -1,3 +1,5 @@
+import { versioned } from '../../api/routes/versioned.ts';
+
 /** A price in the currency's smallest unit. */
 export interface Price {
   /** Integer cents. */
@@ -19,8 +21,8 @@ const ONE_DOLLAR: Price = { amountCents: 100, currency: 'usd' };
 
 /** Every paid operation; a challenge of one is refused by the others ("wrong operation"). */
 export const PAID_OPERATIONS = {
-  createProject: { method: 'POST', path: '/api/v1/projects', price: ONE_DOLLAR },
-  createDeployment: { method: 'POST', path: '/api/v1/deployments', price: ONE_DOLLAR },
+  createProject: { method: 'POST', path: versioned.createProject.url, price: ONE_DOLLAR },
+  createDeployment: { method: 'POST', path: versioned.createDeployment.url, price: ONE_DOLLAR },
 } as const satisfies Record<string, PaidOperation>;
 
 /** `POST /api/v1/projects`: how an operation is named in messages and in the ledger. */

@@ -1,9 +1,5 @@
-import {
-  CreateDeploymentV1Body,
-  CreateProjectV1Body,
-  DeploymentV1,
-  ProjectV1,
-} from '../../api/schemas/versioned.ts';
+import { versioned } from '../../api/routes/versioned.ts';
+import { DeploymentV1, ProjectV1 } from '../../api/schemas/versioned.ts';
 import { route } from '../http/route-spec.ts';
 import { PAID_OPERATIONS } from '../payments/operations.ts';
 import { personalOrganization } from '../payments/ledger-store.ts';
@@ -19,14 +15,7 @@ import { createProject } from '../services/projects/create-project.ts';
  */
 export const apiV1Routes = [
   route({
-    method: 'POST',
-    url: PAID_OPERATIONS.createProject.path,
-    tag: 'versioned',
-    summary: "Create a project in the caller's personal organization (paid: 1.00 USD)",
-    body: CreateProjectV1Body,
-    response: ProjectV1,
-    responseKind: 'bare',
-    successStatus: 201,
+    ...versioned.createProject,
     handler: async ({ deps, actor, body, req, reply }) => {
       // A body the service would refuse is a 400 before any payment is asked for.
       await checkRepositoryUrl(deps, body.repositoryUrl);
@@ -41,14 +30,7 @@ export const apiV1Routes = [
     },
   }),
   route({
-    method: 'POST',
-    url: PAID_OPERATIONS.createDeployment.path,
-    tag: 'versioned',
-    summary: 'Start a deployment of a project (paid: 1.00 USD)',
-    body: CreateDeploymentV1Body,
-    response: DeploymentV1,
-    responseKind: 'bare',
-    successStatus: 201,
+    ...versioned.createDeployment,
     handler: async ({ deps, actor, body, req, reply }) =>
       runPaid({ deps, actor, req, reply, operation: PAID_OPERATIONS.createDeployment }, async (settle) => {
         const branch = body.branch === undefined ? {} : { branch: body.branch };

@@ -1,19 +1,9 @@
-import { z } from 'zod';
-import {
-  GITHUB_DELIVERY_MAX_BYTES,
-  ClaimedGitHubEvent,
-  ClaimGitHubEventsBody,
-  FinishGitHubEventBody,
-  FinishedGitHubEvent,
-  StoredGitHubEvent,
-  StoreGitHubEventBody,
-} from '../../api/schemas/github-events.ts';
+import { githubEvents } from '../../api/routes/github-events.ts';
+import { GITHUB_DELIVERY_MAX_BYTES } from '../../api/schemas/github-events.ts';
 import { route } from '../http/route-spec.ts';
 import { claimGitHubEvents } from '../services/github-events/claim-events.ts';
 import { finishGitHubEvent } from '../services/github-events/finish-event.ts';
 import { storeGitHubEvent, TOO_LARGE_MESSAGE } from '../services/github-events/store-event.ts';
-
-const EventParams = z.object({ eventId: z.string() });
 
 /**
  * The GitHub App's durable queue of GitHub deliveries (docs/bot.md#durable-events): one per user,
@@ -21,13 +11,7 @@ const EventParams = z.object({ eventId: z.string() });
  */
 export const githubEventRoutes = [
   route({
-    method: 'POST',
-    url: '/v1/github/events',
-    tag: 'github',
-    summary: "Store a GitHub delivery to the App in the caller's queue (kept once per delivery id)",
-    body: StoreGitHubEventBody,
-    response: StoredGitHubEvent,
-    successStatus: 202,
+    ...githubEvents.store,
     githubApp: true,
     // The delivery travels as a JSON string: escaping at most doubles valid JSON text (each `"`,
     // `\\` or whitespace becomes two characters). The exact 25 MiB bound is the service's (413).
@@ -39,27 +23,16 @@ export const githubEventRoutes = [
     }),
   }),
   route({
-    method: 'POST',
-    url: '/v1/github/events/claim',
-    tag: 'github',
-    summary: "Claim the caller's due events: the oldest open one of each ordering key",
+    ...githubEvents.claim,
     githubApp: true,
-    body: ClaimGitHubEventsBody,
-    response: z.array(ClaimedGitHubEvent),
     handler: async ({ deps, actor, body }) => ({
       kind: 'data',
       data: await claimGitHubEvents(deps, actor, body),
     }),
   }),
   route({
-    method: 'POST',
-    url: '/v1/github/events/:eventId/finish',
-    tag: 'github',
-    summary: 'End a claim: done, retry later (with backoff), or release untried',
+    ...githubEvents.finish,
     githubApp: true,
-    params: EventParams,
-    body: FinishGitHubEventBody,
-    response: FinishedGitHubEvent,
     handler: async ({ deps, actor, params, body }) => ({
       kind: 'data',
       data: await finishGitHubEvent(deps, actor, params.eventId, body),

@@ -1,15 +1,4 @@
-import {
-  CreateOrganizationBody,
-  InviteMemberBody,
-  ListOrganizationsQuery,
-  Member,
-  MemberParams,
-  Organization,
-  OrganizationParams,
-  OrganizationUsage,
-  UpdateMemberBody,
-  UpdateOrganizationBody,
-} from '../../api/schemas/organizations.ts';
+import { organizations } from '../../api/routes/organizations.ts';
 import { route } from '../http/route-spec.ts';
 import { pageMeta } from '../services/pagination.ts';
 import { createOrganization } from '../services/organizations/create-organization.ts';
@@ -24,117 +13,63 @@ import { updateOrganization } from '../services/organizations/update-organizatio
 
 export const organizationRoutes = [
   route({
-    method: 'GET',
-    url: '/v1/organizations',
-    tag: 'organizations',
-    summary: "The caller's organizations, newest first",
-    query: ListOrganizationsQuery,
-    response: Organization,
-    responseKind: 'list',
+    ...organizations.list,
     handler: async ({ deps, actor, query }) => {
       const page = await listOrganizations(deps, actor, query);
       return { kind: 'list', data: page.items, meta: pageMeta(query, page) };
     },
   }),
   route({
-    method: 'POST',
-    url: '/v1/organizations',
-    tag: 'organizations',
-    summary: 'Create an organization; the caller becomes its owner',
-    body: CreateOrganizationBody,
-    response: Organization,
-    successStatus: 201,
+    ...organizations.create,
     handler: async ({ deps, actor, body }) => ({
       kind: 'data',
       data: await createOrganization(deps, actor, body),
     }),
   }),
   route({
-    method: 'GET',
-    url: '/v1/organizations/:orgId',
-    tag: 'organizations',
-    summary: 'Get an organization (by id or name)',
-    params: OrganizationParams,
-    response: Organization,
+    ...organizations.get,
     handler: async ({ deps, actor, params }) => ({
       kind: 'data',
       data: await getOrganization(deps, actor, params.orgId),
     }),
   }),
   route({
-    method: 'GET',
-    url: '/v1/organizations/:orgId/usage',
-    tag: 'organizations',
-    summary:
-      "What the organization keeps against its plan's quotas: stored uploads and build caches (extension)",
-    params: OrganizationParams,
-    response: OrganizationUsage,
+    ...organizations.usage,
     handler: async ({ deps, actor, params }) => ({
       kind: 'data',
       data: await getUsage(deps, actor, params.orgId),
     }),
   }),
   route({
-    method: 'PATCH',
-    url: '/v1/organizations/:orgId',
-    tag: 'organizations',
-    summary: 'Update an organization (name, displayName, plan); admin or owner',
-    params: OrganizationParams,
-    body: UpdateOrganizationBody,
-    response: Organization,
+    ...organizations.update,
     handler: async ({ deps, actor, params, body }) => ({
       kind: 'data',
       data: await updateOrganization(deps, actor, params.orgId, body),
     }),
   }),
   route({
-    method: 'GET',
-    url: '/v1/organizations/:orgId/members',
-    tag: 'organizations',
-    summary: 'List members and pending invitations, newest first',
-    params: OrganizationParams,
-    query: ListOrganizationsQuery,
-    response: Member,
-    responseKind: 'list',
+    ...organizations.members,
     handler: async ({ deps, actor, params, query }) => {
       const page = await listMembers(deps, actor, params.orgId, query);
       return { kind: 'list', data: page.items, meta: pageMeta(query, page) };
     },
   }),
   route({
-    method: 'POST',
-    url: '/v1/organizations/:orgId/members/invite',
-    tag: 'organizations',
-    summary: 'Invite a member by e-mail; admin or owner (only an owner invites an owner)',
-    params: OrganizationParams,
-    body: InviteMemberBody,
-    response: Member,
-    successStatus: 201,
+    ...organizations.invite,
     handler: async ({ deps, actor, params, body }) => ({
       kind: 'data',
       data: await inviteMember(deps, actor, params.orgId, body),
     }),
   }),
   route({
-    method: 'PATCH',
-    url: '/v1/organizations/:orgId/members/:email',
-    tag: 'organizations',
-    summary: "Change a member's role; admin or owner (only an owner grants or changes owner)",
-    params: MemberParams,
-    body: UpdateMemberBody,
-    response: Member,
+    ...organizations.updateMember,
     handler: async ({ deps, actor, params, body }) => ({
       kind: 'data',
       data: await updateMember(deps, actor, params.orgId, params.email, body),
     }),
   }),
   route({
-    method: 'DELETE',
-    url: '/v1/organizations/:orgId/members/:email',
-    tag: 'organizations',
-    summary: 'Remove a member or cancel an invitation; admin or owner, or the member themselves',
-    params: MemberParams,
-    responseKind: 'deleted',
+    ...organizations.removeMember,
     handler: async ({ deps, actor, params }) => {
       await removeMember(deps, actor, params.orgId, params.email);
       return { kind: 'deleted', message: `Member ${params.email} removed from organization ${params.orgId}` };

@@ -1,6 +1,6 @@
-import { docsPage, DOCS_SCRIPT, docsScript } from '../http/docs-page.ts';
+import { system } from '../../api/routes/system.ts';
+import { docsPage, docsScript } from '../http/docs-page.ts';
 import { API_VERSION, buildOpenApi } from '../http/openapi.ts';
-import { z } from 'zod';
 import { route, type RouteSpec } from '../http/route-spec.ts';
 
 /** Health, readiness and the API description; none of them needs a token. */
@@ -9,26 +9,14 @@ export function systemRoutes(getSpecs: () => RouteSpec[]): RouteSpec[] {
   const openapi = () => (doc ??= buildOpenApi(getSpecs()));
   return [
     route({
-      method: 'GET',
-      url: '/healthz',
-      tag: 'system',
-      summary: 'The process is alive',
-      auth: false,
-      responseKind: 'bare',
-      response: z.object({ status: z.literal('ok') }),
+      ...system.healthz,
       handler: async ({ reply }) => {
         await reply.send({ status: 'ok' });
         return { kind: 'sent' };
       },
     }),
     route({
-      method: 'GET',
-      url: '/readyz',
-      tag: 'system',
-      summary: 'The database is reachable',
-      auth: false,
-      responseKind: 'bare',
-      response: z.object({ status: z.enum(['ready', 'database unreachable']) }),
+      ...system.readyz,
       handler: async ({ deps, reply }) => {
         const ok = await deps.store.ping();
         await reply.status(ok ? 200 : 503).send({ status: ok ? 'ready' : 'database unreachable' });
@@ -36,37 +24,21 @@ export function systemRoutes(getSpecs: () => RouteSpec[]): RouteSpec[] {
       },
     }),
     route({
-      method: 'GET',
-      url: '/v1/openapi.json',
-      tag: 'system',
-      summary: 'OpenAPI 3.1 description of this API',
-      auth: false,
-      responseKind: 'bare',
-      response: z.looseObject({ openapi: z.string() }),
+      ...system.openapi,
       handler: async ({ reply }) => {
         await reply.send(openapi());
         return { kind: 'sent' };
       },
     }),
     route({
-      method: 'GET',
-      url: '/docs',
-      tag: 'system',
-      summary: 'Human-readable API reference',
-      auth: false,
-      responseKind: 'text',
+      ...system.docs,
       handler: async ({ reply }) => {
         await reply.type('text/html; charset=utf-8').send(docsPage(API_VERSION));
         return { kind: 'sent' };
       },
     }),
     route({
-      method: 'GET',
-      url: `/docs/${DOCS_SCRIPT}`,
-      tag: 'system',
-      summary: "The API reference's renderer (Redoc)",
-      auth: false,
-      responseKind: 'text',
+      ...system.docsScript,
       handler: async ({ req: request, reply }) => {
         const asset = docsScript();
         reply
