@@ -404,7 +404,7 @@ describe('the monitoring tick in the worker', () => {
         async () => (await t.deps.db.selectFrom('health_checks').select('id').execute()).length >= 3,
         5000,
       );
-      schedulers.forEach((s) => s.stop());
+      await Promise.all(schedulers.map((s) => s.stop()));
       await Promise.all(workers.map((w) => w.stop(2000)));
       const elapsedSlots = Math.ceil((Date.now() - started) / 300) + 1;
       const runs = await t.deps.db
