@@ -16,6 +16,8 @@ export interface ReceiverOptions {
   /** When the service cannot store it: handle the event now, before answering (as without a queue). */
   handleNow(event: { id: string; name: string; payload: unknown }): Promise<void>;
   log: Logger;
+  /** The App's clock (its services' `now`): how long a handled event is remembered. Default the system's. */
+  now?: () => Date;
 }
 
 function answer(res: ServerResponse, status: number, body: unknown): void {
@@ -30,7 +32,8 @@ function answer(res: ServerResponse, status: number, body: unknown): void {
 export function createReceiver(opts: ReceiverOptions) {
   // Events handled without the queue, by name and body digest: a replay under a new delivery id
   // is not handled twice by this process either (the queue does this for every process).
-  const handled = createSeenIds(() => Date.now(), 7 * 24 * 3_600_000);
+  const now = opts.now ?? (() => new Date());
+  const handled = createSeenIds(() => now().getTime(), 7 * 24 * 3_600_000);
   return async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const id = String(req.headers['x-github-delivery'] ?? '');
     const name = String(req.headers['x-github-event'] ?? '');

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { cp, mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { LRUCache } from 'lru-cache';
+import { every } from '../lib/every.ts';
 import { isDir } from '../lib/file-kind.ts';
 import { diskUsage } from '../sandbox/disk-watch.ts';
 import type { SandboxShare } from '../sandbox/index.ts';
@@ -162,9 +163,12 @@ export function createRuntimeLauncher(opts: RuntimeLauncherOptions): RuntimeLaun
     }
   };
 
+  // The idle check is not held up by a slow bound check (du of big folders): that one runs aside,
+  // and its failures wait for the next tick.
   const timer =
     idleStopMs > 0
-      ? setInterval(
+      ? every(
+          Math.min(idleStopMs, 60_000),
           () => {
             const t = now();
             for (const [id, at] of lastUsed) {
@@ -175,10 +179,9 @@ export function createRuntimeLauncher(opts: RuntimeLauncherOptions): RuntimeLaun
             }
             void boundState().catch(() => undefined);
           },
-          Math.min(idleStopMs, 60_000),
+          { onError: () => undefined },
         )
       : null;
-  timer?.unref();
 
   return {
     async ensure(target) {
@@ -245,7 +248,7 @@ export function createRuntimeLauncher(opts: RuntimeLauncherOptions): RuntimeLaun
       );
     },
     close() {
-      if (timer) clearInterval(timer);
+      void timer?.stop();
     },
   };
 }

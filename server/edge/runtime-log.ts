@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import { describeBytes } from '../lib/format.ts';
 import type { Clock } from '../lib/clock.ts';
+import { every } from '../lib/every.ts';
 import type { Database } from '../store/schema.ts';
 import type { RuntimeStream } from './runtime.ts';
 
@@ -125,11 +126,15 @@ export function createRuntimeLogSink(
     flushing = flushing.then(write).catch((err: unknown) => opts.onError?.(err));
     return flushing;
   };
-  const timer = setInterval(() => {
-    settleExpired();
-    if (queue.length > 0 || dropped.size > 0) void flush();
-  }, opts.flushMs ?? 250);
-  timer.unref();
+  // flush() chains its writes and reports its own errors: the tick does not wait for it.
+  const timer = every(
+    opts.flushMs ?? 250,
+    () => {
+      settleExpired();
+      if (queue.length > 0 || dropped.size > 0) void flush();
+    },
+    { clock: deps.clock, onError: (err) => opts.onError?.(err) },
+  );
 
   return {
     log(deploymentId, line, stream) {
@@ -143,7 +148,7 @@ export function createRuntimeLogSink(
     },
     flush,
     async close() {
-      clearInterval(timer);
+      await timer.stop();
       settleExpired(true);
       await flush();
     },

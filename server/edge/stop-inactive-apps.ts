@@ -1,4 +1,6 @@
 import type { Kysely } from 'kysely';
+import type { Clock } from '../lib/clock.ts';
+import { every } from '../lib/every.ts';
 import type { Database } from '../store/schema.ts';
 import type { RuntimeLauncher } from './launcher.ts';
 
@@ -22,6 +24,8 @@ export interface InactiveAppStopperOptions {
   /** After the apps of a suspended or deleted project were stopped. */
   onStopped?(projectId: string): void;
   onError?(err: unknown): void;
+  /** Whose time the interval counts (default the process's timers): a fake clock in tests. */
+  clock?: Clock;
 }
 
 /**
@@ -72,13 +76,13 @@ export function startInactiveAppStopper(
     return next;
   };
 
-  const timer = setInterval(() => void check(), opts.intervalMs ?? 1000);
-  timer.unref();
+  // check() folds and catches by itself (calls from routing changes come between the ticks).
+  const timer = every(opts.intervalMs ?? 1000, check, { clock: opts.clock, onError: () => undefined });
 
   return {
     check,
     async stop() {
-      clearInterval(timer);
+      await timer.stop();
       await chain;
     },
   };

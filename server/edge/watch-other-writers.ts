@@ -1,9 +1,11 @@
 import { sql, type Kysely } from 'kysely';
+import { every } from '../lib/every.ts';
 import type { DialectName } from '../store/dialect.ts';
 import type { Database } from '../store/schema.ts';
 
 export interface OtherWritersWatch {
-  stop(): void;
+  /** Ends the polling; resolves once a poll under way has ended. */
+  stop(): Promise<void>;
 }
 
 /**
@@ -18,10 +20,11 @@ export function watchOtherWriters(
   onChange: () => void,
   opts: { intervalMs?: number; onError?: (err: unknown) => void } = {},
 ): OtherWritersWatch {
-  if (deps.dialect.name !== 'sqlite') return { stop: () => undefined };
+  if (deps.dialect.name !== 'sqlite') return { stop: async () => undefined };
   let last: number | undefined;
   let busy = false;
   const poll = async () => {
+    // every() does not overlap its runs, but the first poll runs outside it.
     if (busy) return;
     busy = true;
     try {
@@ -36,7 +39,6 @@ export function watchOtherWriters(
     }
   };
   void poll();
-  const timer = setInterval(() => void poll(), opts.intervalMs ?? 1000);
-  timer.unref();
-  return { stop: () => clearInterval(timer) };
+  const timer = every(opts.intervalMs ?? 1000, poll, { onError: () => undefined });
+  return { stop: () => timer.stop() };
 }

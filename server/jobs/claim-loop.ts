@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { every } from '../lib/every.ts';
 import { wakeUp, type WakeUp } from '../lib/wake-up.ts';
 import type { Deps } from '../services/deps.ts';
 
@@ -91,12 +92,15 @@ export function startClaimLoop<T extends { id: string }>(
     let validUntil = performance.now() + lease.ms;
     let renewing = false;
     const lose = () => {
-      clearInterval(timer);
+      void timer.stop();
       if (abort.signal.aborted) return;
       deps.log.warn({ job: job.id }, 'lost the lease of a running job; stopping it');
       abort.abort(new Error('the lease of this job was lost'));
     };
-    const timer = setInterval(
+    // Each tick checks the lease even while a renewal hangs, so the renewal is not awaited by the
+    // tick (which would make every() skip the checks) but flagged by `renewing`.
+    const timer = every(
+      Math.max(250, Math.floor(lease.ms / 3)),
       () => {
         if (performance.now() > validUntil) return lose();
         if (renewing) return;
@@ -108,9 +112,9 @@ export function startClaimLoop<T extends { id: string }>(
           .catch((err: unknown) => deps.log.warn({ err, job: job.id }, 'lease renewal failed'))
           .finally(() => (renewing = false));
       },
-      Math.max(250, Math.floor(lease.ms / 3)),
+      { log: deps.log, name: 'keeping the lease of a running job' },
     );
-    return () => clearInterval(timer);
+    return () => void timer.stop();
   }
 
   async function loop(s: LaneState<T>) {

@@ -1,5 +1,6 @@
 import type { JobHandler } from './worker.ts';
 import type { Deps } from '../services/deps.ts';
+import { every } from '../lib/every.ts';
 import { decodeJson } from '../lib/json-column.ts';
 import { z } from 'zod';
 
@@ -71,7 +72,8 @@ export function isStale(payload: string, intervalMs: number, now: Date): boolean
 }
 
 export interface PeriodicScheduler {
-  stop(): void;
+  /** Ends the timers; resolves once the checks under way have ended. */
+  stop(): Promise<void>;
   /** Makes sure every job's current slot exists now (tests, start-up). */
   check(): Promise<void>;
 }
@@ -94,19 +96,20 @@ export function startPeriodicScheduler(deps: SchedulerDeps, jobs: PeriodicJob[])
       deps.log.warn({ err, kind: job.kind }, 'could not schedule a periodic job; retrying');
     }
   };
-  const timers = jobs.map((job) => {
-    const every = Math.min(15_000, Math.max(250, Math.floor(job.intervalMs / 4)));
-    const timer = setInterval(() => void check(job), every);
-    timer.unref();
-    return timer;
-  });
+  const timers = jobs.map((job) =>
+    every(Math.min(15_000, Math.max(250, Math.floor(job.intervalMs / 4))), () => check(job), {
+      clock: deps.clock,
+      log: deps.log,
+      name: `scheduling the periodic job ${job.kind}`,
+    }),
+  );
   const checkAll = async () => {
     await Promise.all(jobs.map(check));
   };
   void checkAll();
   return {
-    stop() {
-      timers.forEach(clearInterval);
+    async stop() {
+      await Promise.all(timers.map((t) => t.stop()));
     },
     check: checkAll,
   };

@@ -1,3 +1,4 @@
+import { every } from '../lib/every.ts';
 import type { Deps } from '../services/deps.ts';
 import {
   addRequest,
@@ -100,8 +101,12 @@ export function createRequestRecorder(
     });
     return flushing;
   };
-  const timer = setInterval(() => void flush(), intervalMs);
-  timer.unref();
+  // flush() reports its own errors and never rejects.
+  const timer = every(intervalMs, flush, {
+    clock: deps.clock,
+    log: deps.log,
+    name: 'recording edge requests',
+  });
   return {
     record(r) {
       if (!r.projectId) return;
@@ -110,7 +115,7 @@ export function createRequestRecorder(
     },
     flush,
     async close() {
-      clearInterval(timer);
+      await timer.stop();
       await flush();
     },
   };

@@ -1,5 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { RuntimeSupervisor } from '../edge/runtime.ts';
+import { every } from '../lib/every.ts';
 import type { Deps } from '../services/deps.ts';
 import { recordRuntimeSamples, type RuntimeSample } from '../services/monitoring/record-runtime-samples.ts';
 import { CLOCK_TICKS_PER_SECOND, readProcessGroups, type GroupUsage } from './proc-stats.ts';
@@ -123,14 +124,18 @@ export function startRuntimeSampler(
     });
     return sampling;
   };
-  const timer = setInterval(() => void sample(), opts.intervalMs);
-  timer.unref();
+  // sample() reports its own errors and never rejects.
+  const timer = every(opts.intervalMs, sample, {
+    clock: deps.clock,
+    log: deps.log,
+    name: 'sampling the CPU and memory of server apps',
+  });
 
   return {
     supervisor,
     sample,
     async stop() {
-      clearInterval(timer);
+      await timer.stop();
       await sampling;
     },
   };

@@ -98,6 +98,7 @@ export async function startBotRole(options: BotRoleOptions = {}): Promise<BotRol
     stored: processor.wake,
     handleNow: handle,
     log,
+    now: services.now,
   });
   const server: Server = createServer((req, res) => {
     // GitHub's deliveries: stored and answered at once, processed from the service's queue.

@@ -105,6 +105,7 @@ export async function startEdge(deps: Deps, sandbox: Sandbox, opts: EdgeOptions 
   });
   if (config.metrics.enabled) registerServerApps(deps.ops, supervisor);
   const stopper = startInactiveAppStopper(deps, launcher, {
+    clock: deps.clock,
     ...(opts.appCheckIntervalMs ? { intervalMs: opts.appCheckIntervalMs } : {}),
     onStopped: (projectId) => {
       // Found by the timer, so perhaps never signalled here (`slipway project suspend` beside a
@@ -138,7 +139,7 @@ export async function startEdge(deps: Deps, sandbox: Sandbox, opts: EdgeOptions 
   /** Everything this role started, in reverse: also what a failed start leaves. */
   const stopAll = async () => {
     unsubscribe();
-    otherWriters.stop();
+    await otherWriters.stop();
     await stopper.stop();
     await tls?.stop();
     server.closeIdleConnections();

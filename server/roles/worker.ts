@@ -54,8 +54,7 @@ export async function startWorkerRole(
   const deliveries = startDeliveryWorker(deps);
   return {
     async stop() {
-      scheduler.stop();
-      await Promise.all([worker.stop(config.shutdownGraceMs), deliveries.stop()]);
+      await Promise.all([scheduler.stop(), worker.stop(config.shutdownGraceMs), deliveries.stop()]);
     },
   };
 }

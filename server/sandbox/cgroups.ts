@@ -9,6 +9,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { join } from 'node:path';
+import { every } from '../lib/every.ts';
 
 /**
  * What one sandbox may use as a whole: every process, shared memory and tmpfs pages (its /tmp and
@@ -73,18 +74,18 @@ function limitWatch(
   const check = () => {
     if (lowered) return;
     const c = counters();
-    if (!c) return clearInterval(timer);
+    if (!c) return void timer.stop();
     lowered = c.forks > 0 || c.atProcessLimit ? 'processes' : c.oomKills > 0 ? 'memory' : null;
     if (!lowered) return;
-    clearInterval(timer);
+    void timer.stop();
     try {
       lower();
     } catch {
       // The group is being removed.
     }
   };
-  const timer = setInterval(check, LIMIT_WATCH_MS);
-  timer.unref();
+  // The counters' reads catch their own errors (a group removed meanwhile reads as gone).
+  const timer = every(LIMIT_WATCH_MS, check, { onError: () => undefined });
   return {
     get lowered() {
       return lowered;
@@ -92,7 +93,7 @@ function limitWatch(
     /** Reads the counters a last time (a flood in its last quarter second counts too) and stops. */
     stop() {
       check();
-      clearInterval(timer);
+      void timer.stop();
     },
   };
 }

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { every } from '../lib/every.ts';
 
 export interface DiskWatch {
   stop(): void;
@@ -27,24 +28,24 @@ export function watchDisk(
   intervalMs = 1000,
 ): DiskWatch {
   let stopped = false;
-  let timer: NodeJS.Timeout | undefined;
-  const tick = async () => {
-    const bytes = await diskUsage(dir);
-    if (stopped) return;
-    if (bytes !== null && bytes > maxBytes) {
-      stopped = true;
-      onExceeded(bytes);
-      return;
-    }
-    timer = setTimeout(() => void tick(), intervalMs);
-    timer.unref();
-  };
-  timer = setTimeout(() => void tick(), intervalMs);
-  timer.unref();
+  // A `du` slower than the interval is not doubled: every() skips the ticks while one runs.
+  const timer = every(
+    intervalMs,
+    async () => {
+      const bytes = await diskUsage(dir);
+      if (stopped) return;
+      if (bytes !== null && bytes > maxBytes) {
+        stopped = true;
+        void timer.stop();
+        onExceeded(bytes);
+      }
+    },
+    { onError: () => undefined },
+  );
   return {
     stop() {
       stopped = true;
-      clearTimeout(timer);
+      void timer.stop();
     },
   };
 }

@@ -1,6 +1,7 @@
 import { chmod, chown, mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Config, SandboxConfig } from '../config.ts';
+import { every } from '../lib/every.ts';
 import { isAccepting } from '../lib/free-port.ts';
 import { describeBytes } from '../lib/format.ts';
 import { systemLookup, type LookupAll } from '../lib/ssrf.ts';
@@ -228,9 +229,10 @@ export async function createSandbox(config: SandboxConfig, opts: CreateSandboxOp
       'set SLIPWAY_SANDBOX=off only if one trusted user deploys here.';
   }
 
-  // Host names of the allow list follow their DNS: looked up again every five minutes.
+  // Host names of the allow list follow their DNS: looked up again every five minutes. A failed
+  // look-up keeps the last addresses, and the next one tries again.
   if (config.allow.some((entry) => parseRange(entry) === null)) {
-    setInterval(() => void refresh().catch(() => undefined), 5 * 60_000).unref();
+    every(5 * 60_000, refresh, { onError: () => undefined });
   }
   const network = () =>
     config.allow.length

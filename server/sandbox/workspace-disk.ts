@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, open, readdir, readFile, rm, rmdir, statfs } from 'node:fs/promises';
 import { basename, join } from 'node:path';
+import { every } from '../lib/every.ts';
 import { describeBytes } from '../lib/format.ts';
 import { findProgram } from './detect.ts';
 import { watchDisk } from './disk-watch.ts';
@@ -156,22 +157,24 @@ function kernelDisks(
       watch(onFull) {
         // statfs is one system call: checked four times a second.
         let stopped = false;
-        let timer: NodeJS.Timeout | undefined;
-        const tick = async () => {
-          const message = await full();
-          if (stopped) return;
-          if (message) {
-            stopped = true;
-            onFull(message);
-            return;
-          }
-          timer = setTimeout(() => void tick(), 250).unref();
-        };
-        timer = setTimeout(() => void tick(), 250).unref();
+        // A failed statfs (the folder is being removed) is tried again at the next tick.
+        const timer = every(
+          250,
+          async () => {
+            const message = await full();
+            if (stopped) return;
+            if (message) {
+              stopped = true;
+              void timer.stop();
+              onFull(message);
+            }
+          },
+          { onError: () => undefined },
+        );
         return {
           stop() {
             stopped = true;
-            clearTimeout(timer);
+            void timer.stop();
           },
         };
       },

@@ -16,7 +16,7 @@ import { pruneMonitoringData } from '../../server/monitoring/prune.ts';
 import { recordRequests, type ServedRequest } from '../../server/services/monitoring/record-requests.ts';
 import { recordRuntimeSamples } from '../../server/services/monitoring/record-runtime-samples.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
-import { ManualClock } from '../helpers/clock.ts';
+import { FakeClock, ManualClock } from '../helpers/clock.ts';
 import { insertDeployment, insertProject, listen, setProduction } from '../helpers/edge.ts';
 import { addMember } from '../helpers/members.ts';
 import { waitFor } from '../helpers/wait-for.ts';
@@ -383,7 +383,11 @@ describe('the monitoring tick in the worker', () => {
   it('runs once per interval across two schedulers and probes production', async () => {
     const edge = createServer((_req, res) => res.end('ok'));
     const port = await listen(edge);
+    // The schedulers' timers run on this clock: each advance is one of their ticks (every 250 ms
+    // for a 300 ms interval), so the slots that began are known exactly and nothing waits on time.
+    const clock = new FakeClock(NOW);
     const t = await createTestApp({
+      clock,
       env: { SLIPWAY_EDGE_INTERNAL_URL: `http://127.0.0.1:${port}`, SLIPWAY_HEALTH_INTERVAL: '300ms' },
     });
     try {
@@ -398,25 +402,37 @@ describe('the monitoring tick in the worker', () => {
         startWorker(t.deps, [tick], { pollMs: 50 }),
         startWorker(t.deps, [tick], { pollMs: 50 }),
       ];
-      const started = Date.now();
-      await waitFor(
-        'three probe runs',
-        async () => (await t.deps.db.selectFrom('health_checks').select('id').execute()).length >= 3,
-        5000,
-      );
-      schedulers.forEach((s) => s.stop());
+      const runsOf = () =>
+        t.deps.db
+          .selectFrom('jobs')
+          .select(['id', 'status'])
+          .where('kind', '=', MONITORING_TICK_JOB)
+          .execute();
+      const probesDone = async (n: number) =>
+        (await t.deps.db.selectFrom('health_checks').select('id').execute()).length >= n;
+      // Slots start at 0, 300 and 600 ms; ticks at 250 (slot 0 again), 500 (slot 1) and 750 (slot 2).
+      await waitFor('the probe of the first slot', () => probesDone(1));
+      for (const [ms, slots] of [
+        [250, 1],
+        [250, 2],
+        [250, 3],
+      ] as const) {
+        clock.advance(ms);
+        await waitFor(`${slots} slots' runs`, async () => (await runsOf()).length === slots);
+      }
+      await waitFor('three probe runs', () => probesDone(3));
+      await Promise.all(schedulers.map((s) => s.stop()));
       await Promise.all(workers.map((w) => w.stop(2000)));
-      const elapsedSlots = Math.ceil((Date.now() - started) / 300) + 1;
-      const runs = await t.deps.db
-        .selectFrom('jobs')
-        .select(['id', 'status'])
-        .where('kind', '=', MONITORING_TICK_JOB)
-        .execute();
+      const runs = await runsOf();
       const probes = await t.deps.db.selectFrom('health_checks').select(['project_id', 'ok']).execute();
-      // One probe per run that happened, never two runs of a slot.
-      expect(runs.length).toBeLessThanOrEqual(elapsedSlots);
-      expect(new Set(runs.map((r) => r.id)).size).toBe(runs.length);
-      expect(probes.length).toBe(runs.filter((r) => r.status === 'done').length);
+      // One run per slot that began, never two runs of a slot, one probe per run.
+      expect(runs.map((r) => r.id).sort()).toEqual(
+        ['10:00:00.000', '10:00:00.300', '10:00:00.600'].map(
+          (at) => `job_${MONITORING_TICK_JOB}_2026-11-22T${at}Z`,
+        ),
+      );
+      expect(runs.every((r) => r.status === 'done')).toBe(true);
+      expect(probes.length).toBe(3);
       expect(probes.every((c) => c.project_id === p.id && c.ok === 1)).toBe(true);
     } finally {
       await t.close();

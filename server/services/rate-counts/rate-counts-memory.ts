@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { every } from '../../lib/every.ts';
 import { readProjectWithRole } from '../project-with-role.ts';
 import type { Store } from '../../store/db.ts';
 import { prepared } from '../../store/prepared.ts';
@@ -137,11 +138,7 @@ export function createMemoryRateCounts(
     return flushing;
   };
 
-  const timer = setInterval(
-    () => flush().catch((err: unknown) => opts.onError?.(err)),
-    opts.intervalMs ?? 1000,
-  );
-  timer.unref();
+  const timer = every(opts.intervalMs ?? 1000, flush, { onError: (err) => opts.onError?.(err) });
   return {
     async take(userId, windowStart, limit, projectId) {
       const [counted, project] = await Promise.all([
@@ -153,7 +150,7 @@ export function createMemoryRateCounts(
     peek: async (userId, windowStart) => (await entryOf(userId, windowStart)).count,
     flush,
     async close() {
-      clearInterval(timer);
+      await timer.stop();
       await flush();
     },
   };

@@ -44,7 +44,7 @@ describe('edge: writes by another process on SQLite', () => {
       await sql`insert into own_writes values (2)`.execute(command.db);
       await waitFor('the other writer to be noticed', () => changes === 1);
     } finally {
-      watch.stop();
+      await watch.stop();
     }
   });
 });
