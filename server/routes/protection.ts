@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PageQuery } from '../../api/schemas/common.ts';
+import { id, PageQuery } from '../../api/schemas/common.ts';
 import {
   CreatedProtectionBypass,
   CreatedShareLink,
@@ -12,7 +12,7 @@ import { deleteBypassSecret, rotateBypassSecret } from '../services/protection/b
 import { createShareLink, deleteShareLink, listShareLinks } from '../services/protection/share-links.ts';
 
 const ProjectParams = z.object({ projectId: z.string() });
-const LinkParams = ProjectParams.extend({ linkId: z.string() });
+const LinkParams = ProjectParams.extend({ linkId: id('psl') });
 
 /** Preview protection's secrets: the bypass secret and share links (docs/protection.md). */
 export const protectionRoutes = [
