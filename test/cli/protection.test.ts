@@ -11,12 +11,19 @@ import { spawnCli } from './spawn-cli.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
-/** The command of the line of docs/protection.md that starts with `start`, as written (its comment is bash's). */
+/**
+ * The line of docs/protection.md that starts with `start`, as written (its comment is bash's);
+ * docs/cli.md's line of the same command must run the same command.
+ */
 function docLine(start: string): string {
-  const line = readFileSync(join(ROOT, 'docs/protection.md'), 'utf8')
-    .split('\n')
-    .find((l) => l.startsWith(start));
+  const lines = (doc: string) =>
+    readFileSync(join(ROOT, doc), 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith(start));
+  const [line] = lines('docs/protection.md');
   expect(line, `a line of docs/protection.md starting with ${start}`).toBeDefined();
+  const command = (l: string) => l.replace(/\s+#.*$/, '');
+  for (const other of lines('docs/cli.md')) expect(command(other)).toBe(command(line!));
   return line!;
 }
 
