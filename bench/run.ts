@@ -15,6 +15,7 @@ import { benchMetrics } from './metrics.ts';
 import { benchNeighbours } from './neighbours.ts';
 import { benchObjectStorage } from './object-storage.ts';
 import { benchOpsMetrics } from './ops-metrics.ts';
+import { benchProtection } from './protection.ts';
 import { benchNextRebuild, benchNextSsr } from './next.ts';
 import { benchRecording } from './monitoring.ts';
 import { benchMonitoringTick } from './monitoring-tick.ts';
@@ -52,6 +53,7 @@ const suites: Record<string, () => Promise<string>> = {
   neighbours: () => benchNeighbours(seconds),
   'object-storage': () => benchObjectStorage(),
   'ops-metrics': () => benchOpsMetrics(seconds),
+  protection: () => benchProtection(seconds),
 };
 
 for (const [name, run] of Object.entries(suites)) {

@@ -91,6 +91,7 @@ export function createClient(options: ClientOptions) {
         walk(q, (q) => monitoring.alerts(projectId, q)),
       webhooks: (projectId: string, q: PageInput = {}) => walk(q, (q) => webhooks.list(projectId, q)),
       deployHooks: (projectId: string, q: PageInput = {}) => walk(q, (q) => deployHooks.list(projectId, q)),
+      shareLinks: (projectId: string, q: PageInput = {}) => walk(q, (q) => protection.links(projectId, q)),
       deliveries: (projectId: string, webhookId: string, q: PageInput = {}) =>
         walk(q, (q) => webhooks.deliveries(projectId, webhookId, q)),
     },

@@ -1,5 +1,4 @@
-import { z } from 'zod';
-import { PageQuery } from '../schemas/common.ts';
+import { id, PageQuery } from '../schemas/common.ts';
 import {
   CreatedProtectionBypass,
   CreatedShareLink,
@@ -9,7 +8,7 @@ import {
 import { ProjectParams } from './params.ts';
 import { contract } from './contract.ts';
 
-const LinkParams = ProjectParams.extend({ linkId: z.string() });
+const LinkParams = ProjectParams.extend({ linkId: id('psl') });
 
 /** Preview protection's secrets: the bypass secret and share links (docs/protection.md). */
 export const protection = {

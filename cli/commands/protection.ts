@@ -7,6 +7,8 @@ export const protection: Command = {
        slipway protection set <none|previews|all>
        slipway protection bypass [rm]
        slipway protection share <deployment-id> [--hours <n>] [--json]
+       slipway protection share list [--json]
+       slipway protection share revoke <link-id>
 
   (none)   prints the project's protection: none, previews or all
   set      changes it (admins): previews protects previews' own and branch URLs,
@@ -14,7 +16,9 @@ export const protection: Command = {
   bypass   makes a new bypass secret (admins) and prints it, this once; send it as the
            x-slipway-protection-bypass header. "bypass rm" removes it
   share    makes a link to a deployment (admins) that anyone can open without an account
-           for --hours (1 to 720, default 24), and prints it, this once
+           for --hours (1 to 720, default 24), and prints it, this once.
+           "share list" lists the project's links (without their tokens); "share revoke"
+           ends a link (admins) and every cookie it set
 
 The project is the linked one, or --project (with --org).
 

@@ -1,5 +1,7 @@
 import { Protection } from '../../api/schemas/projects.ts';
+import type { ShareLink } from '../../api/schemas/protection.ts';
 import { type Parsed, positionals, printJson, str } from '../command.ts';
+import { table } from '../table.ts';
 import { didYouMean } from '../suggest.ts';
 import type { Io } from '../io.ts';
 import { openSession, targetProject } from '../session.ts';
@@ -19,6 +21,7 @@ const SAYS = {
 };
 
 async function show(p: Parsed, io: Io): Promise<number> {
+  positionals(p, ['subcommand']);
   const { project } = await projectOf(p, io);
   const protection = project.protection ?? 'none';
   if (p.values.json === true) {
@@ -61,7 +64,46 @@ async function bypass(p: Parsed, io: Io): Promise<number> {
   return 0;
 }
 
+async function listLinks(p: Parsed, io: Io): Promise<number> {
+  positionals(p, ['subcommand', 'op']);
+  const { session, project } = await projectOf(p, io);
+  const links: ShareLink[] = [];
+  for await (const l of session.client.iterate.shareLinks(project.id, { limit: 100 })) links.push(l);
+  if (p.values.json === true) printJson(io, links);
+  else if (links.length === 0) io.err(`${project.name} has no share links.\n`);
+  else {
+    const now = Date.now();
+    io.out(
+      table(
+        ['ID', 'OPENS', 'EXPIRES', 'MADE BY'],
+        links.map((l) => [
+          l.id,
+          l.target,
+          Date.parse(l.expiresAt) > now ? l.expiresAt : `${l.expiresAt} (expired)`,
+          l.createdBy,
+        ]),
+      ),
+    );
+  }
+  return 0;
+}
+
+async function revokeLink(p: Parsed, io: Io): Promise<number> {
+  const [, , linkId] = positionals(p, ['subcommand', 'op', 'link-id'], 3);
+  if (!linkId!.startsWith('psl_'))
+    throw new UsageError(
+      `"${linkId}" is not a share link's id: they start with psl_ (see \`slipway protection share list\`).`,
+    );
+  const { session, project } = await projectOf(p, io);
+  const { message } = await session.client.protection.revokeLink(project.id, linkId!);
+  io.err(`${message}: it opens nothing from now on, and the cookies it set are refused.\n`);
+  return 0;
+}
+
 async function share(p: Parsed, io: Io): Promise<number> {
+  const op = p.positionals[1];
+  if (op === 'list' || op === 'ls') return listLinks(p, io);
+  if (op === 'revoke' || op === 'rm') return revokeLink(p, io);
   const [, deploymentId] = positionals(p, ['subcommand', 'deployment'], 2);
   const hours = str(p, 'hours');
   const { session, project } = await projectOf(p, io);
@@ -78,7 +120,8 @@ async function share(p: Parsed, io: Io): Promise<number> {
 }
 
 export async function protection(p: Parsed, io: Io): Promise<number> {
-  const [sub] = positionals(p, ['subcommand', 'value'], 0);
+  // Each sub-command checks its own arguments (`share revoke <link-id>` has three).
+  const sub = p.positionals[0];
   if (sub === undefined || sub === 'show') return show(p, io);
   if (sub === 'set') return set(p, io);
   if (sub === 'bypass') return bypass(p, io);

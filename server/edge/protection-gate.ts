@@ -31,15 +31,16 @@ export interface ProtectionGateDeps {
   /** Visitors reach the edge over https (SLIPWAY_PUBLIC_EDGE_URL is https): cookies get `Secure`. */
   httpsPublic: boolean;
   /** Marks a one-time code used and says what it opens; null when unknown, used or expired. */
-  useCode(codeHash: string, now: Date): Promise<{ projectId: string; host: string } | null>;
+  useCode(codeHash: string, now: Date): Promise<{ projectId: string; host: string; userId: string } | null>;
   /** A share link's id, project and end, by its token's hash; null when unknown or expired. */
   findLink(
     tokenHash: string,
     now: Date,
   ): Promise<{ id: string; projectId: string; expiresAt: number } | null>;
   /**
-   * Drops the project's cached routes (the edge's resolver): a link opened here that they do not
-   * list yet was made after they were looked up, and the page it leads to must see it.
+   * Drops the project's cached routes (the edge's resolver): a link opened here, or a member
+   * signed in here, that they do not list yet was made after they were looked up, and the page
+   * it leads to must see it.
    */
   forget?: (projectId: string) => void;
 }
@@ -156,7 +157,14 @@ export function createProtectionGate(deps: ProtectionGateDeps): ProtectionGate {
     const used = code ? await deps.useCode(sha256(code), now) : null;
     if (!used || used.projectId !== target.projectId || used.host !== host)
       return page(req, res, PAGES.wrongCode());
-    const grant = { projectId: target.projectId, host, expiresAt: now.getTime() + SIGN_IN_COOKIE_MS };
+    // A member who joined since this host was looked up (joining sends no routing signal).
+    if (!target.protection!.members.has(used.userId)) deps.forget?.(target.projectId);
+    const grant = {
+      projectId: target.projectId,
+      host,
+      expiresAt: now.getTime() + SIGN_IN_COOKIE_MS,
+      user: used.userId,
+    };
     return admit(req, res, grant, query.get('next'));
   };
 
@@ -173,13 +181,19 @@ export function createProtectionGate(deps: ProtectionGateDeps): ProtectionGate {
     return admit(req, res, grant, query.get('next'));
   };
 
-  /** A share link's cookie opens the host while its link is not revoked (TargetProtection.links). */
+  /**
+   * A share link's cookie opens the host while its link is not revoked (TargetProtection.links); a
+   * sign-in's while its member is still in the organization (TargetProtection.members). A cookie
+   * that names neither (signed before cookies named their member) opens nothing: sign in again.
+   */
   const allows = (grant: Grant | null, host: string, target: Guarded) =>
     grant !== null &&
     grant.projectId === target.projectId &&
     grant.host === host &&
     grant.expiresAt > deps.now().getTime() &&
-    (grant.link === undefined || target.protection!.links.has(grant.link));
+    (grant.link !== undefined
+      ? target.protection!.links.has(grant.link)
+      : grant.user !== undefined && target.protection!.members.has(grant.user));
 
   const grantOf = async (value: string): Promise<Grant | null> => {
     const known = verified.get(value);

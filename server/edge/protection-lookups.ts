@@ -9,7 +9,7 @@ export async function useProtectionCode(
   deps: Pick<Deps, 'db'>,
   codeHash: string,
   now: Date,
-): Promise<{ projectId: string; host: string } | null> {
+): Promise<{ projectId: string; host: string; userId: string } | null> {
   const at = now.toISOString();
   const row = await deps.db
     .updateTable('protection_codes')
@@ -17,9 +17,9 @@ export async function useProtectionCode(
     .where('code_hash', '=', codeHash)
     .where('used_at', 'is', null)
     .where('expires_at', '>', at)
-    .returning(['project_id', 'host'])
+    .returning(['project_id', 'host', 'user_id'])
     .executeTakeFirst();
-  return row ? { projectId: row.project_id, host: row.host } : null;
+  return row ? { projectId: row.project_id, host: row.host, userId: row.user_id } : null;
 }
 
 /** A share link that has not expired, by its token's hash. */

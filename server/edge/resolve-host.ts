@@ -43,6 +43,12 @@ export interface TargetProtection {
    * host only while its link is here, so revoking a link (a routing change) ends its cookies.
    */
   links: ReadonlySet<string>;
+  /**
+   * The user ids of the members of the project's organization, as last looked up: a member's
+   * sign-in cookie names its user and opens the host only while the user is here, so removing a
+   * member (a routing change of each of the organization's projects) ends their cookies.
+   */
+  members: ReadonlySet<string>;
 }
 
 /** Whether a host is a preview's (its own URL, a branch URL) or production's (production URL, custom domains). */
@@ -53,7 +59,7 @@ type ProtectionCols = Pick<ProjectsTable, 'protection' | 'protection_bypass_hash
 /** The protection a host of the project gets: `previews` protects preview hosts, `all` every host. */
 export function protectionOf(p: ProtectionCols, kind: HostKind): TargetProtection | undefined {
   if (p.protection === 'all' || (p.protection === 'previews' && kind === 'preview'))
-    return { bypassHash: p.protection_bypass_hash, links: new Set() };
+    return { bypassHash: p.protection_bypass_hash, links: new Set(), members: new Set() };
   return undefined;
 }
 
@@ -366,21 +372,29 @@ export function createHostResolver(deps: ResolverDeps, opts: ResolverOptions = {
       .execute();
 
   /**
-   * A protected host's answer with its project's share links (one more query, for protected
-   * hosts only). Every link the project has, expired ones too: a link's cookies end with it anyway.
+   * A protected host's answer with its project's share links and its organization's members (two
+   * more queries, for protected hosts only, once per cached look-up). Every link the project has,
+   * expired ones too: a link's cookies end with it anyway.
    */
   const lookup = async (host: string): Promise<Resolution> => {
     const r = await lookupHost(host);
     const guard = guardOf(r);
     if (!guard?.protection) return r;
-    const rows = await db
-      .selectFrom('protection_links')
-      .select('id')
-      .where('project_id', '=', guard.projectId)
-      .execute();
-    // The set protectionOf made for this answer, not shared with any other yet.
+    const [rows, memberRows] = await Promise.all([
+      db.selectFrom('protection_links').select('id').where('project_id', '=', guard.projectId).execute(),
+      db
+        .selectFrom('memberships as m')
+        .innerJoin('projects as p', 'p.organization_id', 'm.organization_id')
+        .select('m.user_id')
+        .where('p.id', '=', guard.projectId)
+        .where('m.user_id', 'is not', null)
+        .execute(),
+    ]);
+    // The sets protectionOf made for this answer, not shared with any other yet.
     const links = guard.protection.links as Set<string>;
     for (const { id } of rows) links.add(id);
+    const members = guard.protection.members as Set<string>;
+    for (const { user_id } of memberRows) members.add(user_id!);
     return r;
   };
 

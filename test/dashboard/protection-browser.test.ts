@@ -16,6 +16,7 @@ describe.skipIf(!browserAvailable())('preview protection in a browser', () => {
   let projectId = '';
   let previewHost = '';
   let otherHost = '';
+  let previewDeploymentId = '';
 
   beforeAll(async () => {
     s = await startStack({ env: { SLIPWAY_DEFAULT_PROTECTION: 'previews' } });
@@ -39,6 +40,7 @@ describe.skipIf(!browserAvailable())('preview protection in a browser', () => {
       });
       await deps.db.insertInto('deployments').values(row).execute();
       hosts.push(`${row.host}.localhost`);
+      previewDeploymentId ||= row.id;
     }
     [previewHost, otherHost] = hosts as [string, string];
     browser = await launchBrowser();
@@ -104,5 +106,55 @@ describe.skipIf(!browserAvailable())('preview protection in a browser', () => {
     expect(await page.content()).not.toContain(secret);
     expect(await accessibilityViolations(page)).toEqual([]);
     await context.close();
+  });
+
+  it('revokes a share link with its Revoke button, which ends the cookie it set', async () => {
+    const client = s.client(owner.token);
+    const link = await client.protection.share(projectId, { deploymentId: previewDeploymentId });
+    const opened = await s.fetchFromEdge(link.url);
+    expect(opened.status).toBe(302);
+    const cookie = opened.headers.get('set-cookie')!.split(';')[0]!;
+    const visit = () => s.fetchFromEdge(`http://${previewHost}:${s.edgePort}/`, { headers: { cookie } });
+    expect((await visit()).status).toBe(200);
+
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(`${s.apiUrl}/projects/${projectId}/protection`);
+    await page.waitForURL(/\/sign-in\?next=/);
+    await page.getByLabel('API token').fill(owner.token);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.waitForURL(`${s.apiUrl}/projects/${projectId}/protection`);
+    expect(await accessibilityViolations(page)).toEqual([]);
+    // The button asks first (data-confirm); the test says yes.
+    page.once('dialog', (d) => void d.accept());
+    await page.getByRole('button', { name: `Revoke share link ${link.id}` }).click();
+    await expect.poll(() => page.getByRole('status').first().textContent()).toContain(`${link.id} revoked`);
+    expect(await page.getByRole('button', { name: `Revoke share link ${link.id}` }).count()).toBe(0);
+    expect(await accessibilityViolations(page)).toEqual([]);
+    const refused = await visit();
+    expect(refused.status).toBe(302);
+    expect(new URL(refused.headers.get('location')!).pathname).toBe('/protection/sign-in');
+    await context.close();
+  });
+
+  it('refuses a Revoke post without the dashboard session’s CSRF token', async () => {
+    const client = s.client(owner.token);
+    const link = await client.protection.share(projectId, { deploymentId: previewDeploymentId });
+    const signIn = await fetch(`${s.apiUrl}/sign-in`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ token: owner.token, next: '/' }),
+    });
+    const session = signIn.headers.get('set-cookie')!.split(';')[0]!;
+    const forged = await fetch(`${s.apiUrl}/projects/${projectId}/protection/links/${link.id}/revoke`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { cookie: session, 'content-type': 'application/x-www-form-urlencoded', origin: s.apiUrl },
+      body: new URLSearchParams({ _csrf: 'wrong' }),
+    });
+    expect(forged.status).toBe(403);
+    expect(await forged.text()).toContain('Form expired');
+    expect((await client.protection.links(projectId)).data.map((l) => l.id)).toContain(link.id);
   });
 });

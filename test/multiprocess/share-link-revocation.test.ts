@@ -19,7 +19,7 @@ const url = process.env.SLIPWAY_TEST_DATABASE_URL;
  * (SLIPWAY_EDGE_ROUTE_TTL), so only the routing signal can reach the other one in time.
  */
 describe.skipIf(!url)(
-  `revoking a share link on every edge process${url ? '' : ' (skipped: SLIPWAY_TEST_DATABASE_URL is not set)'}`,
+  `revoking a share link, or a member, on every edge process${url ? '' : ' (skipped: SLIPWAY_TEST_DATABASE_URL is not set)'}`,
   () => {
     let database: TestDatabase;
     let root: string;
@@ -133,6 +133,73 @@ describe.skipIf(!url)(
       expect(new URL(refused.headers.get('location')!).pathname).toBe('/protection/sign-in');
       expect(await refused.text()).toBe('');
       expect((await visit(otherPort, host, `${share.pathname}${share.search}`)).status).toBe(403);
+    });
+
+    /** A member's protection cookie for `host`, signed in through the dashboard and taken on the other edge. */
+    async function memberCookie(token: string, host: string): Promise<string> {
+      const signIn = await fetch(`${main.apiUrl}/sign-in`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ token, next: '/' }),
+      });
+      const session = signIn.headers.get('set-cookie')!.split(';')[0]!;
+      const page = await fetch(
+        `${main.apiUrl}/protection/sign-in?url=${encodeURIComponent(`http://${host}/`)}`,
+        {
+          headers: { cookie: session },
+        },
+      );
+      expect(page.status).toBe(200);
+      const to = new URL(
+        /http-equiv="refresh" content="0;url=([^"]+)"/.exec(await page.text())![1]!.replaceAll('&amp;', '&'),
+      );
+      const back = await visit(otherPort, host, `${to.pathname}${to.search}`);
+      expect(back.status).toBe(302);
+      return back.headers.get('set-cookie')!.split(';')[0]!;
+    }
+
+    it('a removed member’s sign-in cookie is refused by both edges, at once; a remaining member’s is not', async () => {
+      const owner = await main.user('owner-of-team@example.com');
+      const leaving = await main.user('leaving2@example.com');
+      const client = main.client(owner.token);
+      await client.organizations.members.invite(owner.orgId, {
+        email: 'leaving2@example.com',
+        role: 'viewer',
+      });
+      const project = await client.projects.create({ name: 'team', organizationId: owner.orgId });
+      const deps = main.running.deps;
+      const artifactId = await storeSite(deps.config.artifactsDir, { 'index.html': 'the team preview' });
+      const row = deploymentRow(project.id, new Date().toISOString(), {
+        target: 'preview',
+        branch: 'feature',
+        artifact_id: artifactId,
+        runtime: JSON.stringify({ kind: 'static', spa: false }),
+      });
+      await deps.db.insertInto('deployments').values(row).execute();
+      const host = `${row.host}.localhost`;
+      const edges = [main.edgePort, otherPort];
+      for (const port of edges) expect((await visit(port, host)).status).toBe(302);
+      const theirs = await memberCookie(leaving.token, host);
+      const ours = await memberCookie(owner.token, host);
+      for (const port of edges)
+        for (const cookie of [theirs, ours])
+          expect(await (await visit(port, host, '/', { cookie })).text()).toBe('the team preview');
+
+      await client.organizations.members.remove(owner.orgId, 'leaving2@example.com');
+      expect((await visit(main.edgePort, host, '/', { cookie: theirs })).status).toBe(302);
+      const refused = await waitFor(
+        'the other edge to refuse the removed member’s cookie',
+        async () => {
+          const res = await visit(otherPort, host, '/', { cookie: theirs });
+          return res.status === 302 ? res : null;
+        },
+        5000,
+      );
+      expect(new URL(refused.headers.get('location')!).pathname).toBe('/protection/sign-in');
+      expect(await refused.text()).toBe('');
+      for (const port of edges)
+        expect(await (await visit(port, host, '/', { cookie: ours })).text()).toBe('the team preview');
     });
   },
 );

@@ -514,6 +514,39 @@ describe('preview protection', () => {
     ).toBe(200);
   });
 
+  it('ends a removed member’s sign-in cookies at once; another member’s still open the host', async () => {
+    const client = s.client(owner.token);
+    const email = `leaving-${Date.now()}@example.com`;
+    const leaving = await s.user(email);
+    await client.organizations.members.invite(owner.orgId, { email, role: 'developer' });
+    // Cached routes from earlier requests list the organization's members as they were: the
+    // newcomer's cookie opens the host all the same (the sign-in makes the edge read them again).
+    expect((await edge(hosts.preview, '/')).status).toBe(302);
+    const theirs = await cookieFor(leaving.token, hosts.preview);
+    const ours = await cookieFor(owner.token, hosts.preview);
+    expect(await (await edge(hosts.preview, '/', { cookie: theirs })).text()).toBe('preview of a');
+    const theirs2 = await cookieFor(leaving.token, hosts.preview2);
+    expect((await edge(hosts.preview2, '/', { cookie: theirs2 })).status).toBe(200);
+
+    await client.organizations.members.remove(owner.orgId, email);
+    for (const [host, c] of [
+      [hosts.preview, theirs],
+      [hosts.preview2, theirs2],
+    ] as const) {
+      const refused = await edge(host, '/', { cookie: c });
+      expect(refused.status).toBe(302);
+      expect(new URL(refused.headers.get('location')!).pathname).toBe('/protection/sign-in');
+      expect(await refused.text()).toBe('');
+      const posted = await edge(host, '/', { cookie: c }, 'POST');
+      expect(posted.status).toBe(401);
+    }
+    // Nor can they sign in again: the dashboard refuses them a code.
+    const again = await dashboardSignIn(await session(leaving.token), `http://${hosts.preview}/`);
+    expect(again.status).toBe(403);
+    // The member who stays keeps the way in.
+    expect(await (await edge(hosts.preview, '/', { cookie: ours })).text()).toBe('preview of a');
+  });
+
   it('lets automation through with the bypass secret, shown once and never again', async () => {
     const client = s.client(owner.token);
     const made = await client.protection.rotateBypass(a.id);

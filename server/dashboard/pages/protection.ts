@@ -106,13 +106,14 @@ export function protectionPage(
               <th scope="col">Made by</th>
               <th scope="col">Made</th>
               <th scope="col">Expires</th>
+              ${canEdit ? html`<th scope="col">Revoke</th>` : ''}
             </tr>
           </thead>
           <tbody>
             ${
               ctx.links.length === 0
                 ? html`<tr>
-                    <td colspan="4" class="muted">No share links.</td>
+                    <td colspan="${canEdit ? '5' : '4'}" class="muted">No share links.</td>
                   </tr>`
                 : ctx.links.map(
                     (l) =>
@@ -121,6 +122,20 @@ export function protectionPage(
                         <td>${l.createdBy}</td>
                         <td>${age(l.createdAt, ctx.now)}</td>
                         <td>${l.expiresAt}</td>
+                        ${
+                          canEdit &&
+                          html`<td>
+                            <form
+                              method="post"
+                              action="${path}/links/${l.id}/revoke"
+                              data-confirm="Revoke this share link? It and every cookie it set stop working at once."
+                            >
+                              ${csrf}<button type="submit" aria-label="Revoke share link ${l.id}">
+                                Revoke
+                              </button>
+                            </form>
+                          </td>`
+                        }
                       </tr>`,
                   )
             }

@@ -7,7 +7,7 @@ import type { Actor } from '../../services/deps.ts';
 import { updateProject } from '../../services/projects/update-project.ts';
 import { rotateBypassSecret } from '../../services/protection/bypass-secret.ts';
 import { freshResolver, issueProtectionCode } from '../../edge/protection-code.ts';
-import { createShareLink, listShareLinks } from '../../services/protection/share-links.ts';
+import { createShareLink, deleteShareLink, listShareLinks } from '../../services/protection/share-links.ts';
 import { projectContext } from '../context.ts';
 import type { Ctx, Kit } from '../kit.ts';
 import type { View } from '../layout.ts';
@@ -93,6 +93,17 @@ export function protectionRoutes(scope: FastifyInstance, kit: Kit): void {
           'body',
         );
         return { link: await createShareLink(deps, ctx.session.actor, projectIdOf(ctx.req), body) };
+      }),
+    ),
+  );
+  // Revoking a link ends the cookies it set too (the edges drop the project's routes, links included).
+  scope.post(
+    '/projects/:projectId/protection/links/:linkId/revoke',
+    kit.page(async (ctx) =>
+      answer(ctx, async () => {
+        const { linkId } = ctx.req.params as { linkId: string };
+        await deleteShareLink(deps, ctx.session.actor, projectIdOf(ctx.req), linkId);
+        return { message: `Share link ${linkId} revoked: it and the cookies it set open nothing now.` };
       }),
     ),
   );

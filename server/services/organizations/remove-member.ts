@@ -1,6 +1,7 @@
 import type { Actor, Deps } from '../deps.ts';
 import { roleAtLeast } from '../access.ts';
 import { ApiError } from '../../../api/errors.ts';
+import { signalRoutingChange } from '../routing-signal.ts';
 import { requireOrganization } from './find-organization.ts';
 import { findMembership, keepAnOwner, lockOrganization, requireOwnerFor } from './owner-rules.ts';
 
@@ -25,4 +26,12 @@ export async function removeMember(deps: Deps, actor: Actor, idOrName: string, e
     await tx.deleteFrom('memberships').where('id', '=', target.id).execute();
   });
   deps.tokens.invalidate();
+  // Their sign-in cookies on the organization's protected hosts end with their membership: the
+  // edges keep each protected host's members with its routes (TargetProtection.members).
+  const projects = await deps.db
+    .selectFrom('projects')
+    .select('id')
+    .where('organization_id', '=', org.id)
+    .execute();
+  for (const { id } of projects) signalRoutingChange(deps, id);
 }

@@ -46,11 +46,16 @@ export interface Grant {
   expiresAt: number;
   /** The share link that set it (it ends when the link is revoked); absent after a member's sign-in. */
   link?: string;
+  /** The member whose sign-in set it (it ends when they leave the organization); absent for a share link. */
+  user?: string;
 }
 
-/** Signs a grant (HS256 JWT; `sub` the project, `aud` the host, `lnk` the share link). */
+/** Signs a grant (HS256 JWT; `sub` the project, `aud` the host, `lnk` the share link, `usr` the member). */
 export async function signGrant(key: Uint8Array, grant: Grant): Promise<string> {
-  return new SignJWT(grant.link === undefined ? {} : { lnk: grant.link })
+  return new SignJWT({
+    ...(grant.link === undefined ? {} : { lnk: grant.link }),
+    ...(grant.user === undefined ? {} : { usr: grant.user }),
+  })
     .setProtectedHeader({ alg: 'HS256' })
     .setSubject(grant.projectId)
     .setAudience(grant.host)
@@ -73,6 +78,10 @@ export async function verifyGrant(key: Uint8Array, token: string, now: Date): Pr
     if (payload.lnk !== undefined) {
       if (typeof payload.lnk !== 'string') return null;
       grant.link = payload.lnk;
+    }
+    if (payload.usr !== undefined) {
+      if (typeof payload.usr !== 'string') return null;
+      grant.user = payload.usr;
     }
     return grant;
   } catch {

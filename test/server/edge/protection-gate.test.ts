@@ -11,6 +11,9 @@ import { sha256, signGrant } from '../../../server/services/protection/protectio
 import { edgeRequest, listen, upgradeStatus } from '../../helpers/edge.ts';
 
 const KEY = new Uint8Array(32).fill(3);
+const MEMBER = 'usr_member0000000000000';
+const NEWCOMER = 'usr_newcomer000000000000';
+const CODE = 'one-time-code';
 const SECRET = `slwb_${'s'.repeat(43)}`;
 const SHARE_TOKEN = `slws_${'t'.repeat(43)}`;
 const PROJECT = 'prj_aaaaaaaaaaaaaaaaaaaa';
@@ -40,6 +43,8 @@ describe('protection gate before a server app', () => {
   let seen: IncomingHttpHeaders[] = [];
   /** The project's share links as the resolver last read them. */
   const links = new Set<string>();
+  /** The organization's members as the resolver last read them. */
+  const members = new Set<string>([MEMBER]);
   /** The projects whose routes the gate asked the edge to look up again. */
   const forgotten: string[] = [];
   const dir = mkdtempSync(join(tmpdir(), 'slipway-gate-'));
@@ -52,7 +57,7 @@ describe('protection gate before a server app', () => {
       res.end('from the app');
     });
     const appPort = await listen(app);
-    const protection = { bypassHash: sha256(SECRET), links };
+    const protection = { bypassHash: sha256(SECRET), links, members };
     const resolution = (protect: boolean): Resolution => ({
       kind: 'target',
       target: {
@@ -82,7 +87,8 @@ describe('protection gate before a server app', () => {
         now: () => now,
         dashboardUrl: () => 'http://dash.test',
         httpsPublic: false,
-        useCode: async () => null,
+        useCode: async (hash) =>
+          hash === sha256(CODE) ? { projectId: PROJECT, host: 'web.localhost', userId: NEWCOMER } : null,
         findLink: async (hash) =>
           hash === sha256(SHARE_TOKEN)
             ? { id: 'psl_new', projectId: PROJECT, expiresAt: now.getTime() + 86_400_000 }
@@ -104,6 +110,7 @@ describe('protection gate before a server app', () => {
       projectId: 'prj_aaaaaaaaaaaaaaaaaaaa',
       host: 'web.localhost',
       expiresAt: now.getTime() + 60_000,
+      user: MEMBER,
     });
     const res = await edgeRequest(edgePort, 'web.localhost', '/', {
       headers: { cookie: `theme=dark; slipway_protection=${grant}; cart=3` },
@@ -141,11 +148,13 @@ describe('protection gate before a server app', () => {
       projectId: 'prj_aaaaaaaaaaaaaaaaaaaa',
       host: 'web.localhost',
       expiresAt: now.getTime() + 60_000,
+      user: MEMBER,
     });
     const other = await signGrant(KEY, {
       projectId: 'prj_aaaaaaaaaaaaaaaaaaaa',
       host: 'web2.localhost',
       expiresAt: now.getTime() + 60_000,
+      user: MEMBER,
     });
     for (const value of [foreign, other]) {
       const r = await edgeRequest(edgePort, 'web.localhost', '/', {
@@ -161,6 +170,7 @@ describe('protection gate before a server app', () => {
       projectId: PROJECT,
       host: 'web.localhost',
       expiresAt: now.getTime() + 60_000,
+      user: MEMBER,
     });
     const cookie = `slipway_protection=${grant}`;
     const cases: [path: string, guarded: string][] = [
@@ -199,6 +209,7 @@ describe('protection gate before a server app', () => {
       projectId: PROJECT,
       host: 'building.localhost',
       expiresAt: now.getTime() + 60_000,
+      user: MEMBER,
     });
     const cookie = `slipway_protection=${grant}`;
     const seenPage = await edgeRequest(edgePort, 'building.localhost', '/', { headers: { cookie } });
@@ -230,6 +241,42 @@ describe('protection gate before a server app', () => {
     }
     // Revoked (gone from the list): refused again.
     expect((await edgeRequest(edgePort, 'web.localhost', '/', { headers: { cookie } })).status).toBe(302);
+  });
+
+  it('opens a member’s sign-in cookie only while the host’s routes list the member', async () => {
+    forgotten.length = 0;
+    const signedIn = await edgeRequest(edgePort, 'web.localhost', `/_slipway/auth?code=${CODE}&next=/x`);
+    expect(signedIn.status).toBe(302);
+    expect(signedIn.headers.location).toBe('/x');
+    // Joined since the routes were read: the edge is told to read them again.
+    expect(forgotten).toEqual([PROJECT]);
+    const cookie = signedIn.headers['set-cookie']![0]!.split(';')[0]!;
+    expect((await edgeRequest(edgePort, 'web.localhost', '/', { headers: { cookie } })).status).toBe(302);
+    members.add(NEWCOMER);
+    try {
+      const res = await edgeRequest(edgePort, 'web.localhost', '/', { headers: { cookie } });
+      expect(res.status).toBe(200);
+      expect(res.text).toBe('from the app');
+    } finally {
+      members.delete(NEWCOMER);
+    }
+    // Removed from the organization (gone from the list): refused again.
+    const refused = await edgeRequest(edgePort, 'web.localhost', '/', { headers: { cookie } });
+    expect(refused.status).toBe(302);
+    expect(refused.text).toBe('');
+    // A cookie that names neither a member nor a link (signed before cookies named them) opens nothing.
+    const anonymous = await signGrant(KEY, {
+      projectId: PROJECT,
+      host: 'web.localhost',
+      expiresAt: now.getTime() + 60_000,
+    });
+    expect(
+      (
+        await edgeRequest(edgePort, 'web.localhost', '/', {
+          headers: { cookie: `slipway_protection=${anonymous}` },
+        })
+      ).status,
+    ).toBe(302);
   });
 });
 
