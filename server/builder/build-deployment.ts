@@ -159,6 +159,8 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
   let handedOver = false;
   const handOver = (save: (() => Promise<void>) | null) =>
     (handedOver = Boolean(save && opts.deferCacheSave));
+  // The cache restored from is the build's until it ends: its save takes the downloads from it.
+  let releaseCache = () => {};
   const disk = ws.watch((message) => {
     diskExceeded = message;
     stop.abort();
@@ -288,6 +290,8 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
     else if (opts.cache && 'argv' in plan) {
       cacheKeyOf = await cacheKey(plan.cwd, plan.lockfile, plan.argv.join(' '), appPath);
       restored = await restoreCache(opts.cache, cacheKeyOf, cacheAt, (made) => sandbox.prepare(made), info);
+      const entry = restored.entry;
+      releaseCache = () => entry?.release?.();
     }
     const hit = restored.outcome === 'hit';
     if (!('argv' in plan)) info(phase(plan.skip));
@@ -346,7 +350,15 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
       frameworkDetected: fw.source === 'detected',
       ...packaged,
       durationMs,
-      ...(handOver(save) ? { saveCache: () => save!().finally(() => ws.remove()) } : {}),
+      ...(handOver(save)
+        ? {
+            saveCache: () =>
+              save!().finally(() => {
+                releaseCache();
+                return ws.remove();
+              }),
+          }
+        : {}),
     };
   } catch (err) {
     if (err instanceof BuildTimeoutError) {
@@ -357,7 +369,10 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
     throw err;
   } finally {
     disk.stop();
-    if (!handedOver) await ws.remove();
+    if (!handedOver) {
+      releaseCache();
+      await ws.remove();
+    }
   }
 }
 
