@@ -243,8 +243,10 @@ export function createStoredBuildCacheStore(
    * an unpack or save that did not finish (a crash) go once surely abandoned.
    */
   function pruneLocal(): Promise<void> {
-    const run = copies.pruning.then(() => pruneLocalNow());
-    copies.pruning = run.catch(() => undefined);
+    // A copy that cannot be removed now is tried again by the next prune: a restore or a save
+    // never fails for it.
+    const run = copies.pruning.then(() => pruneLocalNow()).catch(() => undefined);
+    copies.pruning = run;
     return run;
   }
 
