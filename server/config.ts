@@ -222,6 +222,7 @@ const EnvSchema = z.object({
   SLIPWAY_UPLOAD_TTL: duration('SLIPWAY_UPLOAD_TTL', '24h'),
   SLIPWAY_BUILD_CACHE_SIZE: size('SLIPWAY_BUILD_CACHE_SIZE', '1GiB', '1GiB or 500MiB'),
   SLIPWAY_BUILD_CACHE_TTL: duration('SLIPWAY_BUILD_CACHE_TTL', '7d'),
+  SLIPWAY_BUILD_CACHE_LOCAL_MAX: size('SLIPWAY_BUILD_CACHE_LOCAL_MAX', '10GiB', '10GiB or 500GiB'),
   SLIPWAY_ARTIFACT_RETENTION: duration('SLIPWAY_ARTIFACT_RETENTION', '30d'),
   SLIPWAY_JOB_LEASE: duration('SLIPWAY_JOB_LEASE', '60s'),
   SLIPWAY_SHUTDOWN_GRACE: duration('SLIPWAY_SHUTDOWN_GRACE', '10s'),
@@ -496,6 +497,11 @@ function toConfig(env: z.infer<typeof EnvSchema>) {
       maxBytesPerProject: env.SLIPWAY_BUILD_CACHE_SIZE,
       /** Caches neither saved nor restored for this long are removed by the monitoring run. */
       ttlMs: env.SLIPWAY_BUILD_CACHE_TTL,
+      /**
+       * With object storage: the bytes of the copies this machine keeps of the caches its builds
+       * used, the least recently used removed first (never one a build is using).
+       */
+      localMaxBytes: env.SLIPWAY_BUILD_CACHE_LOCAL_MAX,
       dir: resolve(env.SLIPWAY_ARTIFACTS_DIR ?? `${dataDir}/artifacts`, 'build-cache'),
     },
     /** How long the artifacts of a deleted project are kept before the monitoring run removes them. */

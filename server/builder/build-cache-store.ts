@@ -30,6 +30,11 @@ export interface CacheEntry {
   key: string;
   /** Which saved cache this is, where a lane's caches have names of their own (object storage). */
   id?: string;
+  /**
+   * Says the build is done with `dir` (object storage: this machine's copy may be pruned from
+   * then on). Called once, when the build ends, however it ends; absent where nothing is held.
+   */
+  release?: () => void;
 }
 
 /** What a collection removed: caches of deleted projects and caches unused too long. */

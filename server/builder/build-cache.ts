@@ -77,7 +77,8 @@ export interface Restored {
 }
 
 /**
- * Restores the project's cache into the workspace. A hit (saved under `key`) brings back
+ * Restores the project's cache into the workspace. The entry returned is held (object storage:
+ * this machine's copy is not pruned) until its `release`, which the build calls when it ends. A hit (saved under `key`) brings back
  * `node_modules` as hard links to read-only files (no bytes copied; a build can replace them,
  * never change them) and the framework caches as copies; a partial hit (another key: the
  * lockfile or install command changed) brings back copies of the downloads and framework
@@ -119,6 +120,7 @@ export async function restoreCache(
     return { outcome: exact ? 'hit' : 'partial', entry };
   } catch {
     info('Build cache: the saved cache could not be restored; discarded, building without it');
+    entry.release?.();
     await c.store.discard(c.projectId, entry);
     for (const p of paths) await clear(join(at.workspace, p));
     return { outcome: 'miss', entry: null };

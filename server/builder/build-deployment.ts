@@ -151,6 +151,8 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
   let handedOver = false;
   const handOver = (save: (() => Promise<void>) | null) =>
     (handedOver = Boolean(save && opts.deferCacheSave));
+  // The cache restored from is the build's until it ends: its save takes the downloads from it.
+  let releaseCache = () => {};
   const disk = ws.watch((message) => {
     diskExceeded = message;
     stop.abort();
@@ -250,6 +252,8 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
     });
     const cacheKeyOf = installed.key;
     const restored = installed.restored;
+    const entry = restored.entry;
+    releaseCache = () => entry?.release?.();
 
     if (buildCommand) {
       const frameworkEnv = (await frameworkOut?.buildEnv?.(at)) ?? {};
@@ -298,7 +302,15 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
       frameworkDetected: fw.source === 'detected',
       ...packaged,
       durationMs,
-      ...(handOver(save) ? { saveCache: () => save!().finally(() => ws.remove()) } : {}),
+      ...(handOver(save)
+        ? {
+            saveCache: () =>
+              save!().finally(() => {
+                releaseCache();
+                return ws.remove();
+              }),
+          }
+        : {}),
     };
   } catch (err) {
     if (err instanceof BuildTimeoutError) {
@@ -309,7 +321,10 @@ export async function buildDeployment(opts: BuildDeploymentOptions): Promise<Bui
     throw err;
   } finally {
     disk.stop();
-    if (!handedOver) await ws.remove();
+    if (!handedOver) {
+      releaseCache();
+      await ws.remove();
+    }
   }
 }
 

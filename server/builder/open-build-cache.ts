@@ -15,5 +15,6 @@ export function buildCacheStoreOf(
   return createStoredBuildCacheStore(blobStoreOf(config), {
     maxBytesPerProject: config.buildCache.maxBytesPerProject,
     localDir: config.buildCache.dir,
+    localMaxBytes: config.buildCache.localMaxBytes,
   });
 }

@@ -18,6 +18,27 @@ import {
 import { laneKind } from './cache-lanes.ts';
 import { totalOf, type TreeCounts } from './link-tree.ts';
 
+/**
+ * This process's builds using each local copy right now (`<project>/<name>` to how many), and
+ * the removals of copies under way, per local folder: every store opened on one folder (the
+ * build job's, the monitoring run's) shares them.
+ */
+interface LocalCopies {
+  held: Map<string, number>;
+  removing: Map<string, Promise<void>>;
+  /** The prune running, if any: prunes take turns, so none counts a copy another is removing. */
+  pruning: Promise<void>;
+}
+const localCopiesByDir = new Map<string, LocalCopies>();
+function localCopiesOf(dir: string): LocalCopies {
+  let c = localCopiesByDir.get(dir);
+  if (!c) {
+    c = { held: new Map(), removing: new Map(), pruning: Promise.resolve() };
+    localCopiesByDir.set(dir, c);
+  }
+  return c;
+}
+
 /** What is stored beside each cache's archive (`<name>.json`, written after it). */
 const Meta = z.object({
   lane: z.string(),
@@ -80,6 +101,11 @@ export interface StoredBuildCacheOptions {
   maxBytesPerProject: number;
   /** This machine's copies of the caches its builds used (`<dir>/<projectId>/<name>/`). */
   localDir: string;
+  /**
+   * The bytes of those copies kept (SLIPWAY_BUILD_CACHE_LOCAL_MAX): past it, the least recently
+   * used go first, never one a build of this process is using. Unbounded when absent.
+   */
+  localMaxBytes?: number;
   /** Gzip level of the archives: 1 (the default) trades size for the build's time. */
   gzipLevel?: number;
 }
@@ -101,7 +127,13 @@ export function createStoredBuildCacheStore(
   const gzip = { level: opts.gzipLevel ?? 1 };
   const pending = new Map<string, Promise<CacheEntry | null>>();
   const localProject = (projectId: string) => join(opts.localDir, safeProject(projectId));
-  let lastLocalPrune = 0;
+  const copies = localCopiesOf(opts.localDir);
+  const hold = (id: string) => copies.held.set(id, (copies.held.get(id) ?? 0) + 1);
+  const unhold = (id: string) => {
+    const n = (copies.held.get(id) ?? 0) - 1;
+    if (n > 0) copies.held.set(id, n);
+    else copies.held.delete(id);
+  };
 
   async function listSaved(prefix: string): Promise<{ saved: Saved[]; archives: Map<string, Date> }> {
     const saved: Saved[] = [];
@@ -136,14 +168,34 @@ export function createStoredBuildCacheStore(
    * The cache on this machine's disk, unpacked from the store the first time (once however
    * many builds ask together); null when it is gone from the store, or names another lane.
    */
-  function materialize(s: Saved, lane: string | null): Promise<CacheEntry | null> {
+  async function materialize(s: Saved, lane: string | null): Promise<CacheEntry | null> {
     const id = `${s.projectId}/${s.name}`;
-    let p = pending.get(id);
-    if (!p) {
-      p = unpack(s, lane).finally(() => pending.delete(id));
-      pending.set(id, p);
+    // Held before anything is looked at, in the same turn as the check on a removal: a prune
+    // either saw the hold and skips the copy, or had begun removing it, and the copy is then
+    // fetched again once the removal is done.
+    hold(id);
+    let entry: CacheEntry | null = null;
+    try {
+      await copies.removing.get(id);
+      let p = pending.get(id);
+      if (!p) {
+        p = unpack(s, lane).finally(() => pending.delete(id));
+        pending.set(id, p);
+      }
+      entry = await p;
+    } finally {
+      if (!entry) unhold(id);
     }
-    return p;
+    if (!entry) return null;
+    let released = false;
+    return {
+      ...entry,
+      release: () => {
+        if (released) return;
+        released = true;
+        unhold(id);
+      },
+    };
   }
 
   async function unpack(s: Saved, lane: string | null): Promise<CacheEntry | null> {
@@ -172,6 +224,8 @@ export function createStoredBuildCacheStore(
       }
       await writeFile(`${localMeta}.tmp`, JSON.stringify(meta));
       await rename(`${localMeta}.tmp`, localMeta);
+      // A new copy on this disk: the least recently used go if the copies are now over the bound.
+      await pruneLocal();
     } else if (lane !== null ? meta.lane !== lane : laneKind(meta.lane) !== s.kind) {
       return null;
     }
@@ -182,28 +236,63 @@ export function createStoredBuildCacheStore(
   }
 
   /**
-   * Removes this machine's copies not used for a while (a build may still be linking from a
-   * copy its lane has replaced since: they go an hour after their last use), at most hourly.
+   * Keeps this machine's copies within `localMaxBytes`: the least recently used (the modified
+   * time of the copy's `.json`, moved by each restore) are removed first, the description first
+   * (from then on it is not a copy), and never one a build of this process holds: a build links
+   * and copies from its copy until it ends, and its save takes the downloads from it. Leftovers of
+   * an unpack or save that did not finish (a crash) go once surely abandoned.
    */
-  async function pruneLocal(): Promise<void> {
-    if (Date.now() - lastLocalPrune < ABANDONED_MS) return;
-    lastLocalPrune = Date.now();
+  function pruneLocal(): Promise<void> {
+    // A copy that cannot be removed now is tried again by the next prune: a restore or a save
+    // never fails for it.
+    const run = copies.pruning.then(() => pruneLocalNow()).catch(() => undefined);
+    copies.pruning = run;
+    return run;
+  }
+
+  async function pruneLocalNow(): Promise<void> {
+    const found: { id: string; base: string; bytes: number; usedAt: number }[] = [];
     for (const project of await readdir(opts.localDir).catch(() => [] as string[])) {
       if (!isProjectId(project)) continue;
       const pdir = join(opts.localDir, project);
-      for (const name of await readdir(pdir).catch(() => [] as string[])) {
+      const names = await readdir(pdir).catch(() => [] as string[]);
+      for (const name of names) {
         const at = join(pdir, name);
+        const id = `${project}/${name.replace(/\.json$/, '')}`;
+        if (name.endsWith('.json')) {
+          const info = await stat(at).catch(() => null);
+          const meta = info && (await readMeta(at));
+          if (info && meta)
+            found.push({ id, base: at.slice(0, -'.json'.length), bytes: meta.bytes, usedAt: info.mtimeMs });
+          continue;
+        }
+        // A folder without its description, or a temporary file: left by a save or an unpack
+        // that stopped (one under way holds its name, or is younger than an hour).
+        if (names.includes(`${name}.json`) || copies.held.has(id)) continue;
         const age = await stat(at).then(
-          (s) => Date.now() - s.mtimeMs,
+          (st) => Date.now() - st.mtimeMs,
           () => 0,
         );
-        if (age <= ABANDONED_MS) continue;
-        if (name.endsWith('.json')) await rm(at, { force: true });
-        else if (!name.endsWith('.tmp')) {
-          await rm(`${at}.json`, { force: true });
-          await rm(at, { recursive: true, force: true });
-        } else await rm(at, { recursive: true, force: true });
+        if (age > ABANDONED_MS) await rm(at, { recursive: true, force: true });
       }
+    }
+    const max = opts.localMaxBytes;
+    if (max === undefined) return;
+    let total = found.reduce((n, c) => n + c.bytes, 0);
+    for (const c of found.sort((a, b) => a.usedAt - b.usedAt)) {
+      if (total <= max) break;
+      if (copies.held.has(c.id)) continue;
+      const removal = (async () => {
+        await rm(`${c.base}.json`, { force: true });
+        await rm(c.base, { recursive: true, force: true });
+      })();
+      copies.removing.set(c.id, removal);
+      try {
+        await removal;
+      } finally {
+        copies.removing.delete(c.id);
+      }
+      total -= c.bytes;
     }
   }
 
@@ -224,7 +313,6 @@ export function createStoredBuildCacheStore(
 
   return {
     async find(projectId, sources, key) {
-      await pruneLocal();
       const newest = newestPerFolder(await listProject(projectId));
       const candidates: { s: Saved; lane: string | null }[] = [];
       for (const source of sources) {
@@ -247,7 +335,6 @@ export function createStoredBuildCacheStore(
     },
 
     async save(projectId, lane, key, maxBytes, fill, organization) {
-      await pruneLocal();
       const pdir = localProject(projectId);
       await mkdir(pdir, { recursive: true });
       const temp = join(pdir, `${randomBytes(6).toString('hex')}.tmp`);
@@ -278,8 +365,15 @@ export function createStoredBuildCacheStore(
         await blobs.putIfAbsent(metaKey(s), { bytes: JSON.stringify(meta) });
         // This worker's next build of the lane starts from its own disk.
         const dir = join(pdir, s.name);
-        await rename(temp, dir);
-        await writeFile(`${dir}.json`, JSON.stringify(meta));
+        const id = `${projectId}/${s.name}`;
+        hold(id);
+        try {
+          await rename(temp, dir);
+          await writeFile(`${dir}.json`, JSON.stringify(meta));
+        } finally {
+          unhold(id);
+        }
+        await pruneLocal();
         // The lane's older caches go: its newest is its cache.
         for (const old of await listProject(projectId)) {
           if (old.folder === s.folder && byTime(old, s) < 0) await removeSaved(old);

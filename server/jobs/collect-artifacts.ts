@@ -8,7 +8,10 @@ const HOUR = 3_600_000;
 export interface CollectedArtifacts {
   /** Manifests removed: of projects deleted longer than SLIPWAY_ARTIFACT_RETENTION, or of no deployment. */
   manifests: number;
-  /** Blobs newly found unreferenced: removed by a collection at least `graceMs` later. */
+  /**
+   * Blobs newly found unreferenced (of a collected manifest, or, with `unlisted`, listed by no
+   * manifest at all): removed by a collection at least `graceMs` later.
+   */
   condemned: number;
   /** Blobs removed (condemned a grace period ago, and still unreferenced). */
   blobs: number;
@@ -41,13 +44,28 @@ export const collectionGraceMs = (config: Pick<Deps['config'], 'buildTimeoutMs'>
  *    transaction, so either the build's delete comes first and the blob stays, or it waits for
  *    the removal and then finds no blob and writes it again.
  *
- * Blobs that no manifest ever listed (a build stopped between its blobs and its manifest) are
- * not looked for: finding them means listing every blob. The live manifests are read only
- * when there is something to collect.
+ * 3. With `unlisted` (the monitoring run asks at most daily: it lists every blob): blobs that no
+ *    manifest ever listed, older than the grace period (a build that crashed between its blobs
+ *    and its manifest, a deployment of uploaded files stored and never created). They are
+ *    condemned like the others, never removed at once, because "no manifest lists it" is not
+ *    "no build is about to": a build that found the blob already stored (and so did not write
+ *    it again, leaving its modified time old) writes its manifest only at its end. The same two
+ *    guards as for (2) cover every order of the two:
+ *    - the build looked for its blobs before this collection condemned the blob (its rescue
+ *      found no row): the row's grace period is longer than any build, so by the time the blob
+ *      is due the build's manifest is written, and is live (young, or named by its deployment):
+ *      the blob is in `referenced` then and is spared;
+ *    - the build looks after: its rescue deletes the row first, and the blob is never removed;
+ *      or the removal holds the row, the rescue waits for it, and the build then finds no blob
+ *      and writes it again.
+ *    So the only blobs removed are those no manifest listed during a whole grace period.
+ *
+ * The live manifests are read only when there is something to collect.
  */
 export async function collectArtifacts(
   deps: Pick<Deps, 'db' | 'clock' | 'config'>,
   artifacts: ArtifactStore,
+  opts: { unlisted?: boolean } = {},
 ): Promise<CollectedArtifacts> {
   const now = deps.clock.now().getTime();
   const graceMs = collectionGraceMs(deps.config);
@@ -77,7 +95,7 @@ export async function collectArtifacts(
     .select('key')
     .where('since', '<=', new Date(now - graceMs).toISOString())
     .execute();
-  if (garbage.length === 0 && due.length === 0) return done;
+  if (garbage.length === 0 && due.length === 0 && !opts.unlisted) return done;
 
   // Everything a live manifest lists: read after the manifests were listed, so a build's manifest
   // written since is either listed here or younger than the grace at the next collection.
@@ -113,6 +131,15 @@ export async function collectArtifacts(
     for (const file of Object.values(manifest?.files ?? {})) {
       const key = hashKey('blobs', file.hash);
       if (!referenced.has(key)) candidates.add(key);
+    }
+  }
+  if (opts.unlisted) {
+    // Listed after the manifests were read: a blob a manifest listed by then is in `referenced`;
+    // one written since is younger than the grace, or found by a build that the grace covers.
+    for await (const o of artifacts.blobs.list('blobs/')) {
+      if (!/^blobs\/[0-9a-f]{2}\/[0-9a-f]{64}$/.test(o.key)) continue;
+      if (now - o.modifiedAt.getTime() < graceMs || referenced.has(o.key)) continue;
+      candidates.add(o.key);
     }
   }
   const since = new Date(now).toISOString();

@@ -159,10 +159,15 @@ export function createS3BlobStore(cfg: ObjectStorageConfig, opts: { anyCase?: bo
         body: (await requestBody(body)) as unknown as RequestInit['body'],
         headers: { 'If-None-Match': '*' },
       }));
-      await res.body?.cancel();
-      // 412: written by another in the meantime; 409: another's write of it is under way.
-      if (res.status === 412 || res.status === 409) return false;
+      // 412 (precondition failed: the key exists): written by another in the meantime; 409:
+      // another's write of it is under way. Either way it is there, whole, or about to be.
+      if (res.status === 412 || res.status === 409) {
+        await res.body?.cancel();
+        return false;
+      }
+      // The body read for the error: it says why (AccessDenied, NoSuchBucket).
       if (!res.ok) return fail(`PUT ${key}`, res);
+      await res.body?.cancel();
       return true;
     },
 

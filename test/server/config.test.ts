@@ -179,6 +179,10 @@ describe('configuration of object storage', () => {
         "SLIPWAY_OBJECT_STORAGE's prefix must be lowercase",
       ],
       [{ SLIPWAY_EDGE_DISK_CACHE: 'lots' }, 'SLIPWAY_EDGE_DISK_CACHE must be a size such as 10GiB'],
+      [
+        { SLIPWAY_BUILD_CACHE_LOCAL_MAX: 'lots' },
+        'SLIPWAY_BUILD_CACHE_LOCAL_MAX must be a size such as 10GiB',
+      ],
     ];
     for (const [env, message] of bad) expect(() => loadConfig({ ...base, ...env })).toThrow(message);
   });

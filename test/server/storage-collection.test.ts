@@ -176,6 +176,75 @@ for (const backend of backends) {
       expect(done.artifacts).toMatchObject({ blobs: 0, spared: 1 });
       expect(await store.head(key)).not.toBeNull();
     });
+    it('removes blobs no manifest ever listed a grace period after it finds them, never one a build referenced meanwhile', async () => {
+      const deps = s.running.deps;
+      const store = blobStoreOf(deps.config);
+      const has = async (key: string) => (await store.head(key)) !== null;
+      const rows = async () =>
+        new Set((await deps.db.selectFrom('condemned_blobs').select('key').execute()).map((r) => r.key));
+      const texts = {
+        crashed: 'written by a build that crashed before its manifest',
+        after: 'found by a build that looks after the sweep',
+        before: 'found by a build that looked just before the sweep',
+      };
+      // Blobs no manifest lists, as a crashed build (or an upload deployment never created) leaves them.
+      for (const text of Object.values(texts)) await store.putIfAbsent(blob(text), { bytes: text });
+      const grace = collectionGraceMs(deps.config);
+      const clock = new ManualClock(new Date(Date.now() + grace + 60_000).toISOString());
+      const at = { ...deps, clock } as Deps;
+      const marked = clock.now().toISOString();
+
+      const sweep = await collectStorage(at, undefined, { unlisted: true });
+      expect(sweep.artifacts.condemned).toBeGreaterThanOrEqual(3);
+      expect(sweep.artifacts.blobs).toBe(0);
+      const condemned = await rows();
+      for (const text of Object.values(texts)) expect(condemned.has(blob(text))).toBe(true);
+      // Listed blobs are never condemned.
+      expect(condemned.has(blob('shared by both projects'))).toBe(false);
+
+      // Builds reference two of them now. One looks for its blobs after the sweep: its rescue
+      // takes the blob off the list. The other looked just before the sweep marked it (its
+      // rescue found no row): the row is put back as it would then be.
+      const { token, orgId } = await s.user();
+      const api = s.client(token);
+      const deploy = async (name: string, text: string) => {
+        const repo = createGitRepo({ files: { 'index.html': text } });
+        repos.push(repo);
+        const project = await api.projects.create({ name, repositoryUrl: repo.url, organizationId: orgId });
+        const d = await deploymentDone(api, (await api.deployments.create(project.id)).id);
+        expect(d.status, d.errorMessage ?? '').toBe('live');
+        return d;
+      };
+      const after = await deploy('after-sweep', texts.after);
+      expect((await rows()).has(blob(texts.after))).toBe(false);
+      const before = await deploy('before-sweep', texts.before);
+      await deps.db
+        .insertInto('condemned_blobs')
+        .values({ key: blob(texts.before), since: marked })
+        .onConflict((oc) => oc.column('key').doNothing())
+        .execute();
+
+      // A grace period later: the crashed build's blob goes; the referenced ones stay.
+      // (Earlier tests may have left blobs of their own on the list: they go too.)
+      clock.advance(grace + 60_000);
+      const listed = await rows();
+      expect(listed.has(blob(texts.crashed)) && listed.has(blob(texts.before))).toBe(true);
+      const due = await collectStorage(at, undefined, { unlisted: true });
+      expect(due.artifacts).toMatchObject({ blobs: listed.size - 1, spared: 1 });
+      expect(await has(blob(texts.crashed))).toBe(false);
+      expect(await has(blob(texts.after))).toBe(true);
+      expect(await has(blob(texts.before))).toBe(true);
+      const left = await rows();
+      for (const text of Object.values(texts)) expect(left.has(blob(text))).toBe(false);
+      for (const [d, text] of [
+        [after, texts.after],
+        [before, texts.before],
+      ] as const) {
+        const page = await s.fetchFromEdge(d.url);
+        expect(page.status).toBe(200);
+        expect(await page.text()).toBe(text);
+      }
+    });
   });
 
   describe.skipIf(Boolean(backend.skip))(`build cache collection (${backend.name})`, () => {

@@ -13,3 +13,10 @@ declare module 's3rver' {
     close(): Promise<void>;
   }
 }
+
+/** s3rver's object model, for writing objects into its store directly (test/helpers/s3-server.ts). */
+declare module 's3rver/lib/models/object.js' {
+  export default class S3Object {
+    constructor(bucket: string, key: string, content: Buffer, metadata: Record<string, string>);
+  }
+}

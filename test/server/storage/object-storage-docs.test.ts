@@ -60,6 +60,7 @@ describe.skipIf(Boolean(s3ServerMissing))(`the documented object-storage setting
       );
       const config = loadConfig({ ...env, SLIPWAY_DATA_DIR: tempDir() });
       expect(config.objectStorage?.bucketUrl.startsWith(s3.endpoint)).toBe(true);
+      if (doc === 'docs/operating.md') expect(config.buildCache.localMaxBytes).toBe(50 * 1024 ** 3);
       const store = blobStoreOf(config);
       const key = hashKey('blobs', 'a'.repeat(64));
       expect(await store.putIfAbsent(key, { bytes: doc })).toBe(true);
