@@ -170,6 +170,7 @@ export async function benchEdgeApp(seconds: number): Promise<string> {
   const barePort = await findFreePort();
   const bare = startBare(dir, barePort);
   let nginx: Awaited<ReturnType<typeof startNginxProxy>> = null;
+  const extra: (() => Promise<void>)[] = [];
   try {
     // Up when it answers.
     for (let i = 0; (await get(`http://127.0.0.1:${barePort}/`).catch(() => 0)) !== 200; i++) {
@@ -204,6 +205,36 @@ export async function benchEdgeApp(seconds: number): Promise<string> {
         cpu: edgeCase,
       },
     ];
+    // The edge's proxy alone in front of the bare app (bench/proxy-server.ts), and with
+    // BENCH_BEFORE_TREE (a checkout of another tree, its node_modules linked) that tree's proxy
+    // and edge too, in the same turns.
+    const before = process.env.BENCH_BEFORE_TREE;
+    for (const [name, script] of [
+      ["the edge's proxy alone, bare app", 'bench/proxy-server.ts'],
+      ...(before
+        ? [["the edge's proxy alone, bare app, before", join(before, 'bench/proxy-server.ts')]]
+        : []),
+    ] as const) {
+      const p = await spawnBenchServer<{ url: string }>(script, { BENCH_TARGET_PORT: String(barePort) });
+      extra.push(p.stop);
+      const bareCpu = processCpuUs(bare.child.pid);
+      const proxyCpu = processCpuUs(p.pid);
+      cases.push({ name, url: `${p.info.url}/`, cpu: () => (bareCpu() ?? 0) + (proxyCpu() ?? 0) });
+    }
+    if (before) {
+      const b = await spawnBenchServer<Info>(join(before, 'bench/edge-app-server.ts'), {
+        BENCH_APP_SOURCE: APP,
+      });
+      extra.push(b.stop);
+      const bApp = await control<{ port: number; pids: number[] }>(b.info, '/app');
+      const bCpu = cpuOf([b.pid!, ...bApp.pids]);
+      cases.push({
+        name: 'through the edge, before',
+        url: `${b.info.edgeUrl}/`,
+        opts: { headers: { host: b.info.host } },
+        cpu: bCpu,
+      });
+    }
     if (nginx) {
       const bareCpu = processCpuUs(bare.child.pid);
       const nginxCpu = processCpuUs(nginx.pid);
@@ -262,7 +293,7 @@ export async function benchEdgeApp(seconds: number): Promise<string> {
     ].join('\n');
   } finally {
     bare.child.kill('SIGKILL');
-    await Promise.all([stop(), bare.exited, nginx?.stop()]);
+    await Promise.all([stop(), bare.exited, nginx?.stop(), ...extra.map((f) => f())]);
     rmSync(dir, { recursive: true, force: true });
   }
 }

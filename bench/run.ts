@@ -10,6 +10,7 @@ import { benchEdge } from './edge.ts';
 import { benchEdgeApp } from './edge-app.ts';
 import { benchEdgeFlood } from './edge-flood.ts';
 import { benchEdgeHosts } from './edge-hosts.ts';
+import { benchEdgeStream } from './edge-stream.ts';
 import { benchLogFlood } from './log-flood.ts';
 import { benchMetrics } from './metrics.ts';
 import { benchNeighbours } from './neighbours.ts';
@@ -34,6 +35,7 @@ const suites: Record<string, () => Promise<string>> = {
   'edge-app': () => benchEdgeApp(seconds),
   'edge-flood': () => benchEdgeFlood(),
   'edge-hosts': () => benchEdgeHosts(seconds),
+  'edge-stream': () => benchEdgeStream(),
   'log-flood': () => benchLogFlood(seconds),
   webhooks: () => benchWebhooks(),
   action: () => benchAction(),

@@ -127,6 +127,8 @@ const hasBody = (req: IncomingMessage) =>
  */
 class Forwarding implements Dispatcher.DispatchHandler {
   controller: Dispatcher.DispatchController | null = null;
+  /** Whether a chunk of the body was written (with it, the head). */
+  wrote = false;
 
   constructor(
     readonly req: IncomingMessage,
@@ -166,9 +168,14 @@ class Forwarding implements Dispatcher.DispatchHandler {
     }
     // Backpressure: the app's answer waits while the client's connection is full.
     res.on('drain', () => controller.resume());
+    // Node sends the head with the first body write; an app that sent its head ahead of its body
+    // (a page streamed as it renders) would have it held here until then. Once what came with
+    // the head is written, it goes out if no body did.
+    process.nextTick(flushHead, this);
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.wrote = true;
     this.counter.bytes += chunk.length;
     if (!this.res.write(chunk)) controller.pause();
   }
@@ -186,6 +193,12 @@ class Forwarding implements Dispatcher.DispatchHandler {
     res.setHeader(DEPLOYMENT_HEADER, this.deploymentId);
     this.counter.bytes += sendPage(req, res, EDGE_PAGES.notResponding());
   }
+}
+
+/** Sends a forwarded answer's head now when no body went with it (see onResponseStart). */
+function flushHead(f: Forwarding): void {
+  const { res } = f;
+  if (!f.wrote && !res.writableEnded && !res.destroyed) res.flushHeaders();
 }
 
 export interface Proxy {
@@ -213,9 +226,16 @@ export interface Proxy {
  */
 export type DirectConnect = (port: number, done: (socket: Socket | null) => void) => boolean;
 
-export function createProxy(opts: { connect?: DirectConnect } = {}): Proxy {
+export function createProxy(
+  opts: {
+    connect?: DirectConnect;
+    /** Whether `connect` would open a connection to the app on `port` now (its helper is ready). */
+    canConnect?: (port: number) => boolean;
+  } = {},
+): Proxy {
   const tcp = buildConnector({});
   const direct = opts.connect;
+  const canConnect = opts.canConnect;
   // Connections to each app are kept and reused (undici's pool per origin, dropped once all its
   // connections are closed), saving a TCP handshake and a forwarded connection per request. A
   // new one comes from inside the app's sandbox when it can (no pasta between the edge and the
@@ -230,12 +250,25 @@ export function createProxy(opts: { connect?: DirectConnect } = {}): Proxy {
     maxRequestsPerClient: 1000,
     connect: direct
       ? (options, callback) => {
-          const through = (socket: Socket | null) =>
-            socket ? callback(null, socket) : tcp(options, callback);
+          const through = (socket: Socket | null) => {
+            if (!socket) return tcp(options, callback);
+            // As undici does for its own: a request's head and body, written apart, go at once.
+            socket.setNoDelay(true);
+            callback(null, socket);
+          };
           if (!direct(Number(options.port), through)) tcp(options, callback);
         }
       : tcp,
   });
+  // While an app's helper is not ready (the app just started), its requests go through pasta's
+  // forwarded port on connections of their own, so that none of those is kept once the helper is
+  // up: pasta holds a small write behind an unacknowledged one (Nagle), and a streamed answer
+  // (headers flushed, then the body) waited about 40 ms for the edge's delayed ACK on each such
+  // connection, for its first 1000 requests. Unused once the helper is ready; they close idle.
+  const throughPasta =
+    direct && canConnect
+      ? new Agent({ headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 1000, connect: tcp })
+      : null;
   const origins = new Map<number, string>();
 
   return {
@@ -249,7 +282,8 @@ export function createProxy(opts: { connect?: DirectConnect } = {}): Proxy {
       const withBody = hasBody(req);
       // No body: nothing to stream, and the request's end is not waited for.
       if (!withBody) req.resume();
-      agent.dispatch(
+      const via = throughPasta && !canConnect!(port) ? throughPasta : agent;
+      via.dispatch(
         {
           origin,
           path: req.url ?? '/',
@@ -289,6 +323,7 @@ export function createProxy(opts: { connect?: DirectConnect } = {}): Proxy {
     },
     close() {
       void agent.destroy().catch(() => undefined);
+      void throughPasta?.destroy().catch(() => undefined);
     },
   };
 }

@@ -78,6 +78,8 @@ export interface RuntimeSupervisor {
    * connect to 127.0.0.1:port, pasta's forward.
    */
   openConnection(port: number, done: (socket: Socket | null) => void): boolean;
+  /** Whether `openConnection` would open one to `port` now (its app's helper is ready). */
+  canConnect(port: number): boolean;
   /** The port of the sandbox started ahead of the next app (see `spare`), if one is up. */
   sparePort(): number | undefined;
   /** How many apps are in each state now (the operator's metrics). */
@@ -501,6 +503,15 @@ export function createRuntimeSupervisor(opts: RuntimeSupervisorOptions): Runtime
     say(s, 'stopped');
   }
 
+  /** The connection helper of the app running on `port`, when it is ready to open one. */
+  function readyHelper(port: number): Helper | null {
+    let helper: Helper | null = null;
+    for (const s of running.values()) {
+      if (s.port === port && s.state === 'running') helper = s.helper;
+    }
+    return helper?.ready && helper.child.connected ? helper : null;
+  }
+
   return {
     start(deploymentId, spec) {
       const existing = running.get(deploymentId);
@@ -539,14 +550,13 @@ export function createRuntimeSupervisor(opts: RuntimeSupervisorOptions): Runtime
       const s = running.get(deploymentId);
       return s && s.port > 0 ? s.port : undefined;
     },
+    canConnect(port) {
+      return readyHelper(port) !== null;
+    },
     openConnection(port, done) {
-      let helper: Helper | null = null;
-      for (const s of running.values()) {
-        if (s.port === port && s.state === 'running') helper = s.helper;
-      }
-      if (!helper?.ready || !helper.child.connected) return false;
-      const id = ++helper.next;
-      const h = helper;
+      const h = readyHelper(port);
+      if (!h) return false;
+      const id = ++h.next;
       const timer = setTimeout(() => {
         if (h.pending.delete(id)) done(null);
       }, HELPER_CONNECT_MS);

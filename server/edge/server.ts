@@ -43,7 +43,8 @@ export interface EdgeServerOptions {
    * Runs server apps; deployments it supervises are proxied to instead of served as files, over
    * connections it opens from inside their sandboxes when it can (openConnection).
    */
-  supervisor?: Pick<RuntimeSupervisor, 'portOf'> & Partial<Pick<RuntimeSupervisor, 'openConnection'>>;
+  supervisor?: Pick<RuntimeSupervisor, 'portOf'> &
+    Partial<Pick<RuntimeSupervisor, 'openConnection' | 'canConnect'>>;
   /** Starts `node` deployments on demand; without it they answer 503 unless already supervised. */
   launcher?: Pick<RuntimeLauncher, 'ensure' | 'touch' | 'runningPort'>;
   /** Called once per response, synchronously: keep it cheap (push to a buffer). */
@@ -143,7 +144,12 @@ export function createEdgeServer(opts: EdgeServerOptions): Server {
   const files = createStaticServer({ artifacts, compressed, blobs });
   const supervisor = opts.supervisor;
   const proxy = createProxy(
-    supervisor?.openConnection ? { connect: (port, done) => supervisor.openConnection!(port, done) } : {},
+    supervisor?.openConnection && supervisor.canConnect
+      ? {
+          connect: (port, done) => supervisor.openConnection!(port, done),
+          canConnect: (port) => supervisor.canConnect!(port),
+        }
+      : {},
   );
 
   /**

@@ -81,6 +81,7 @@ describe('runtime sampler', () => {
       status: (id): RuntimeStatus | undefined =>
         pids.has(id) ? { state: 'running', port: 4000, pid: pids.get(id), restarts: 0 } : undefined,
       openConnection: () => false,
+      canConnect: () => false,
       sparePort: () => undefined,
       counts: () => ({ starting: 0, running: pids.size, restarting: 0 }),
     };

@@ -34,6 +34,17 @@ const server = createServer((req, res) => {
     };
     return more();
   }
+  if (req.url === '/stream') {
+    // The head at once, the body only once /release is asked: a page streamed as it renders.
+    res.writeHead(200, { 'content-type': 'text/html' });
+    res.flushHeaders();
+    globalThis.release = () => res.end('rendered');
+    return;
+  }
+  if (req.url === '/release') {
+    globalThis.release();
+    return res.end('released');
+  }
   if (req.url === '/empty') {
     res.writeHead(204, { 'x-kept': 'yes', connection: 'x-dropped', 'x-dropped': '1' });
     return res.end();
@@ -161,6 +172,10 @@ describe('edge: server apps', () => {
   });
 
   it('keeps its connection to the app, streams large answers and passes bodiless ones', async () => {
+    // Until the app's connection helper is ready, requests go through pasta on connections that
+    // are not kept once it is; from then on, they come from the helper and are kept.
+    const appPort = supervisor.portOf(deploymentId)!;
+    await waitFor('the connection helper', () => supervisor.canConnect(appPort));
     // Two requests one after the other reach the app over the same connection.
     const first = JSON.parse((await edgeRequest(port, host, '/one')).text);
     const second = JSON.parse((await edgeRequest(port, host, '/two')).text);
@@ -182,6 +197,31 @@ describe('edge: server apps', () => {
     // Named by the app's Connection header: about that one hop, not passed on.
     expect(empty.headers['x-dropped']).toBeUndefined();
     expect(empty.headers['x-slipway-deployment']).toBe(deploymentId);
+  });
+
+  it("passes an answer's head on as soon as the app sends it, ahead of its body", async () => {
+    // Without it, the head would wait for the body, and the body for this head: no answer.
+    const { status, headers, body } = await new Promise<{
+      status: number;
+      headers: IncomingHttpHeaders;
+      body: Promise<string>;
+    }>((resolve, reject) => {
+      const req = request({ port, path: '/stream', headers: { host } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        const body = new Promise<string>((done) =>
+          res.on('end', () => done(Buffer.concat(chunks).toString())),
+        );
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body });
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(status).toBe(200);
+    expect(headers['content-type']).toBe('text/html');
+    expect(headers['x-slipway-deployment']).toBe(deploymentId);
+    expect((await edgeRequest(port, host, '/release')).text).toBe('released');
+    expect(await body).toBe('rendered');
   });
 
   it('opens connections to the app from inside its sandbox, so that pasta copies nothing', async () => {
