@@ -1,7 +1,7 @@
 import { mkdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { BuildError } from '../builder/build-error.ts';
-import { buildDeployment } from '../builder/build-deployment.ts';
+import { buildDeployment, type BuildResult } from '../builder/build-deployment.ts';
 import type { BuildSpec, SourceFile } from '../builder/build-spec.ts';
 import { repositoryRefusal, repositorySettings } from '../builder/repository-policy.ts';
 import { raceSignal } from '../lib/race-signal.ts';
@@ -84,17 +84,9 @@ export async function buildFromSource(
   const { deps, opts, deployment, project, logs, signal } = a;
   const id = deployment.id;
   const files = spec.source.kind === 'upload' ? spec.source.files : null;
-  let repositoryUrl = project.repository_url;
-  let unreachableHint: string | undefined;
-  if (!files) {
-    await checkRepository(a, project.repository_url);
-    const access = await repositoryAccess(deps, project, (line) => logs.note(line)).catch((err: unknown) => {
-      if (err instanceof BuildError) logs.push('error', err.message);
-      throw err;
-    });
-    repositoryUrl = access.url;
-    unreachableHint = access.unreachableHint;
-  }
+  const { repositoryUrl, unreachableHint } = files
+    ? { repositoryUrl: project.repository_url, unreachableHint: undefined }
+    : await repositoryOf(a);
   const env = await resolveBuildEnv(deps, project.id, spec.target);
   // One directory per deployment: a retry clears what a worker that died left behind.
   const workspaceRoot = join(deps.config.workspacesDir, id);
@@ -157,6 +149,14 @@ export async function buildFromSource(
     (result.saveCache?.() ?? Promise.resolve()).finally(() =>
       rm(workspaceRoot, { recursive: true, force: true }),
     );
+  return { artifactId: result.artifactId, runtime: await recordBuild(a, result) };
+}
+
+/** Records what the build made on the deployment: its commit, runtime and detected framework. */
+async function recordBuild(
+  { deps, deployment }: BuildAttempt,
+  result: BuildResult,
+): Promise<DeploymentRuntime> {
   const runtime: DeploymentRuntime = {
     kind: result.kind,
     spa: result.spa,
@@ -176,10 +176,22 @@ export async function buildFromSource(
       // What this build detected stays with it: the project's framework is the user's setting.
       framework: result.framework,
     })
-    .where('id', '=', id)
+    .where('id', '=', deployment.id)
     .execute();
   await recordDetectedFramework(deps.db, deployment, result.framework);
-  return { artifactId: result.artifactId, runtime };
+  return runtime;
+}
+
+/** The repository to check out, once its URL passes the rules, with the App's access where it has it. */
+async function repositoryOf(a: BuildAttempt): Promise<{ repositoryUrl: string; unreachableHint?: string }> {
+  await checkRepository(a, a.project.repository_url);
+  const access = await repositoryAccess(a.deps, a.project, (line) => a.logs.note(line)).catch(
+    (err: unknown) => {
+      if (err instanceof BuildError) a.logs.push('error', err.message);
+      throw err;
+    },
+  );
+  return { repositoryUrl: access.url, unreachableHint: access.unreachableHint };
 }
 
 /**

@@ -4,7 +4,7 @@ import { CreateDeploymentBody, ListDeploymentsQuery } from '../../../api/schemas
 import { parseOrThrow } from '../../http/validation.ts';
 import { createDeployment } from '../../services/deployments/create-deployment.ts';
 import { listDeployments } from '../../services/deployments/list-deployments.ts';
-import type { Actor } from '../../services/deps.ts';
+import type { Actor, Deps } from '../../services/deps.ts';
 import { projectContext } from '../context.ts';
 import { SECURITY_HEADERS, type Kit } from '../kit.ts';
 import type { View } from '../layout.ts';
@@ -45,40 +45,6 @@ export function projectRoutes(scope: FastifyInstance, kit: Kit): void {
 function projectDeploymentRoutes(scope: FastifyInstance, kit: Kit): void {
   const { deps } = kit;
 
-  /** The deployments table's data; the filter as typed is kept when it is refused. */
-  const deploymentsOf = async (req: FastifyRequest, actor: Actor, projectId: string) => {
-    const typed: Record<string, string> = {};
-    for (const [k, v] of Object.entries(req.query as Record<string, unknown>)) {
-      if (
-        typeof v === 'string' &&
-        v !== '' &&
-        ['status', 'target', 'branch', 'commitHash', 'cursor'].includes(k)
-      )
-        typed[k] = v;
-    }
-    let query = parseOrThrow(ListDeploymentsQuery, { limit: '20' }, 'query');
-    let error: string | undefined;
-    try {
-      query = parseOrThrow(ListDeploymentsQuery, { ...typed, limit: '20' }, 'query');
-    } catch (err) {
-      if (!(err instanceof ApiError)) throw err;
-      error = err.message;
-    }
-    let found;
-    try {
-      found = await listDeployments(deps, actor, projectId, query);
-    } catch (err) {
-      // A cursor that is not one of this list's: say so above the first page.
-      if (!(err instanceof ApiError) || query.cursor === undefined) throw err;
-      error = err.message;
-      const { cursor: _, ...first } = query;
-      query = first;
-      delete typed.cursor;
-      found = await listDeployments(deps, actor, projectId, query);
-    }
-    return { query, typed, error, deployments: found };
-  };
-
   const project = async (
     req: FastifyRequest,
     view: View,
@@ -86,7 +52,7 @@ function projectDeploymentRoutes(scope: FastifyInstance, kit: Kit): void {
     state: Pick<Parameters<typeof projectPage>[1], 'message' | 'deploy'>,
   ) => {
     const ctx = await projectContext(deps, actor, params(req).projectId!);
-    const data = await deploymentsOf(req, actor, ctx.project.id);
+    const data = await deploymentsOf(deps, req, actor, ctx.project.id);
     return projectPage(view, { ...ctx, ...data, now: deps.clock.now(), ...state });
   };
   scope.get(
@@ -118,11 +84,45 @@ function projectDeploymentRoutes(scope: FastifyInstance, kit: Kit): void {
     '/projects/:projectId/rows',
     kit.page(async ({ req, reply, view, session }) => {
       const ctx = await projectContext(deps, session.actor, params(req).projectId!);
-      const { deployments } = await deploymentsOf(req, session.actor, ctx.project.id);
+      const { deployments } = await deploymentsOf(deps, req, session.actor, ctx.project.id);
       return reply
         .headers(SECURITY_HEADERS)
         .type('text/html; charset=utf-8')
         .send(deploymentRows(view, ctx.project, deployments.items, deps.clock.now()).value);
     }),
   );
+}
+
+/** The deployments table's data; the filter as typed is kept when it is refused. */
+async function deploymentsOf(deps: Deps, req: FastifyRequest, actor: Actor, projectId: string) {
+  const typed: Record<string, string> = {};
+  for (const [k, v] of Object.entries(req.query as Record<string, unknown>)) {
+    if (
+      typeof v === 'string' &&
+      v !== '' &&
+      ['status', 'target', 'branch', 'commitHash', 'cursor'].includes(k)
+    )
+      typed[k] = v;
+  }
+  let query = parseOrThrow(ListDeploymentsQuery, { limit: '20' }, 'query');
+  let error: string | undefined;
+  try {
+    query = parseOrThrow(ListDeploymentsQuery, { ...typed, limit: '20' }, 'query');
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err;
+    error = err.message;
+  }
+  let found;
+  try {
+    found = await listDeployments(deps, actor, projectId, query);
+  } catch (err) {
+    // A cursor that is not one of this list's: say so above the first page.
+    if (!(err instanceof ApiError) || query.cursor === undefined) throw err;
+    error = err.message;
+    const { cursor: _, ...first } = query;
+    query = first;
+    delete typed.cursor;
+    found = await listDeployments(deps, actor, projectId, query);
+  }
+  return { query, typed, error, deployments: found };
 }
