@@ -21,6 +21,12 @@ const projectIdOf = (req: FastifyRequest) => (req.params as { projectId: string 
  * visitors to, and the project's Protection tab (the setting, the bypass secret, share links).
  */
 export function protectionRoutes(scope: FastifyInstance, kit: Kit): void {
+  protectionSignInRoutes(scope, kit);
+  protectionTabRoutes(scope, kit);
+}
+
+/** The sign-in a protected page sends its visitors to. */
+function protectionSignInRoutes(scope: FastifyInstance, kit: Kit): void {
   const { deps } = kit;
   const resolver = freshResolver(deps);
   // The edge sends a visitor without its cookie here with the page's address; once signed in
@@ -36,7 +42,11 @@ export function protectionRoutes(scope: FastifyInstance, kit: Kit): void {
       return protectionContinuePage(view, new URL(location).host, location);
     }),
   );
+}
 
+/** The project's Protection tab: the setting, the bypass secret and share links. */
+function protectionTabRoutes(scope: FastifyInstance, kit: Kit): void {
+  const { deps } = kit;
   const tab = async (
     view: View,
     actor: Actor,
