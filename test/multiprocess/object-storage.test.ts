@@ -1,6 +1,15 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -39,6 +48,7 @@ describe.skipIf(Boolean(skip))(`object storage across processes with no shared d
   let token: string;
   let orgId: string;
   const procs = new Map<string, ChildProcess>();
+  let env: Record<string, string>;
 
   function start(name: string, role: string, env: Record<string, string>): void {
     const child = spawn(process.execPath, ['bin/slipway.js', 'serve', '--role', role], {
@@ -59,7 +69,7 @@ describe.skipIf(Boolean(skip))(`object storage across processes with no shared d
     chmodSync(root, 0o711);
     edgePort = await findFreePort();
     const apiPort = await findFreePort();
-    const env = {
+    env = {
       ...s3.env('slipway'),
       DATABASE_URL: database.url,
       SLIPWAY_DB_POOL_SIZE: '4',
@@ -198,6 +208,109 @@ describe.skipIf(Boolean(skip))(`object storage across processes with no shared d
       const host = await live(created.body.data.id);
       expect(await edgeGet(host)).toEqual({ status: 200, text });
       expect(existsSync(join(root, 'api', 'artifacts', 'uploads'))).toBe(false);
+    },
+  );
+
+  it(
+    'a second worker with an empty disk restores the build cache the first one saved in the bucket',
+    { timeout: 180_000 },
+    async () => {
+      // A node project whose install is offline: its one dependency is a folder of the repository.
+      const built = createGitRepo({
+        files: {
+          '.npmrc': 'offline=true\naudit=false\nfund=false\n',
+          'package.json': JSON.stringify({
+            name: 'cached',
+            version: '1.0.0',
+            dependencies: { dep: 'file:dep' },
+            scripts: { build: 'node build.js' },
+          }),
+          'package-lock.json': JSON.stringify({
+            name: 'cached',
+            version: '1.0.0',
+            lockfileVersion: 3,
+            requires: true,
+            packages: {
+              '': { name: 'cached', version: '1.0.0', dependencies: { dep: 'file:dep' } },
+              dep: { version: '1.0.0' },
+              'node_modules/dep': { resolved: 'dep', link: true },
+            },
+          }),
+          'dep/package.json': JSON.stringify({ name: 'dep', version: '1.0.0', main: 'index.js' }),
+          'dep/index.js': "module.exports = 'restored on another worker';",
+          'build.js':
+            "require('fs').mkdirSync('dist', { recursive: true });\nrequire('fs').writeFileSync('dist/index.html', require('dep'));\n",
+        },
+      });
+      try {
+        const project = await call('POST', '/v1/projects', {
+          name: 'cached-across-workers',
+          repositoryUrl: built.url,
+          organizationId: orgId,
+        });
+        expect(project.status).toBe(201);
+        const pid = project.body.data.id as string;
+        // The save comes after live: wait until the log says what became of it.
+        const deploy = async () => {
+          const created = await call('POST', `/v1/projects/${pid}/deployments`, {});
+          expect(created.status).toBe(201);
+          const id = created.body.data.id as string;
+          const host = await live(id);
+          const logs = await waitFor(`the build cache line of ${id}`, async () => {
+            const res = await call('GET', `/v1/deployments/${id}/logs?tail=1000`);
+            const text = String(res.body?.data?.logs ?? '');
+            return /Build cache: (saved|not saved)|Skipping install/.test(text) ? text : null;
+          });
+          return { host, lines: logs.split('\n') };
+        };
+
+        // Worker A builds, misses and saves into the bucket.
+        const first = await deploy();
+        expect(first.lines).toContain('Build cache: miss (none saved yet)');
+        expect(first.lines).toContainEqual(expect.stringMatching(/^Build cache: saved \d/));
+        const bucket = createS3BlobStore(s3.config('slipway'));
+        const names: string[] = [];
+        for await (const o of bucket.list(`build-cache/${pid}/`)) {
+          if (o.key.endsWith('.json')) names.push(o.key.slice(o.key.lastIndexOf('/') + 1, -'.json'.length));
+        }
+        expect(names).toHaveLength(1);
+        const name = names[0]!;
+        const cacheA = join(root, 'worker', 'artifacts', 'build-cache', pid);
+        const lockA = readFileSync(join(cacheA, name, 'src', 'node_modules', '.package-lock.json'), 'utf8');
+        expect(JSON.parse(lockA)).toMatchObject({ packages: { 'node_modules/dep': { link: true } } });
+
+        // Worker A stops; worker B starts with a data directory of its own, empty.
+        const a = procs.get('worker')!;
+        process.kill(-a.pid!, 'SIGTERM');
+        await waitFor('worker A to exit', async () => a.exitCode !== null || a.signalCode !== null);
+        expect(a.exitCode).toBe(0);
+        const cacheB = join(root, 'worker-b', 'artifacts', 'build-cache');
+        expect(existsSync(join(root, 'worker-b'))).toBe(false);
+        start('worker-b', 'worker', env);
+        expect(existsSync(join(cacheB, pid))).toBe(false);
+
+        // Worker B builds the same commit: a hit, unpacked from the bucket into its own disk.
+        const second = await deploy();
+        expect(second.lines).toContainEqual(expect.stringMatching(/^Build cache: hit, restored \d/));
+        expect(second.lines).toContain(
+          '==> Skipping install: node_modules restored from the build cache (package-lock.json unchanged)',
+        );
+        expect(await edgeGet(second.host)).toEqual({ status: 200, text: 'restored on another worker' });
+        expect(readdirSync(join(cacheB, pid))).toEqual(expect.arrayContaining([name, `${name}.json`]));
+        // B's copy is the archive A saved, unpacked: its description and its files.
+        expect(JSON.parse(readFileSync(join(cacheB, pid, `${name}.json`), 'utf8'))).toMatchObject({
+          lane: 'production:main',
+          trees: { 'src/node_modules': { files: 1 } },
+        });
+        expect(
+          readFileSync(join(cacheB, pid, name, 'src', 'node_modules', '.package-lock.json'), 'utf8'),
+        ).toBe(lockA);
+        expect(readlinkSync(join(cacheB, pid, name, 'src', 'node_modules', 'dep'))).toBe(
+          readlinkSync(join(cacheA, name, 'src', 'node_modules', 'dep')),
+        );
+      } finally {
+        built.remove();
+      }
     },
   );
 });
