@@ -1,7 +1,8 @@
 import { BuildError } from '../builder/build-error.ts';
 import { decodeBuildSpec } from '../builder/build-spec.ts';
 import type { BuildCacheStore } from '../builder/build-cache-store.ts';
-import type { BuildAttempt, BuildJobOptions, Built, DeploymentRow } from './build-context.ts';
+import type { DeploymentRow } from '../services/deployments/to-deployment.ts';
+import type { BuildAttempt, BuildJobOptions, Built } from './build-context.ts';
 import { markBuilding, markDeploying, markLive } from '../services/deployments/deployment-state.ts';
 import type { Deps } from '../services/deps.ts';
 import { failedLine, failQuietly } from './build-failure.ts';

@@ -1,15 +1,12 @@
-import type { Selectable } from 'kysely';
 import type { ArtifactStore } from '../builder/artifacts.ts';
 import type { BuildCacheStore } from '../builder/build-cache-store.ts';
 import type { LookupAll } from '../lib/ssrf.ts';
 import type { Sandbox } from '../sandbox/index.ts';
 import type { Deps } from '../services/deps.ts';
 import type { DeploymentRuntime } from '../store/deployment-runtime.ts';
-import type { DeploymentsTable, ProjectsTable } from '../store/schema.ts';
+import type { DeploymentRow } from '../services/deployments/to-deployment.ts';
+import type { ProjectRow } from '../services/project-with-role.ts';
 import type { LogBuffer } from './log-buffer.ts';
-
-export type DeploymentRow = Selectable<DeploymentsTable>;
-export type ProjectRow = Selectable<ProjectsTable>;
 
 export interface BuildJobOptions {
   artifacts: ArtifactStore;
