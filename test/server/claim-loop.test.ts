@@ -117,10 +117,12 @@ describe('the claim loop', () => {
       let renewals = 0;
       let reason: unknown;
       const t = start({
+        // Renewed every 400 ms (a third of it): 800 ms of slack for a timer late on a loaded
+        // machine, where 300 ms (a tick every 250) lost the lease before the first renewal.
         lease: {
-          ms: 300,
+          ms: 1200,
           renew: async () => {
-            if (++renewals < 3) return true;
+            if (++renewals < 5) return true;
             return renewal === 'refused' ? false : new Promise<boolean>(() => undefined);
           },
         },
@@ -134,8 +136,8 @@ describe('the claim loop', () => {
       });
       t.due.push({ id: renewal });
       t.notify();
-      await waitFor('two renewals', () => renewals >= 2);
-      // The lease was 300 ms and the run has outlived a renewal of it, unaborted.
+      await waitFor('four renewals', () => renewals >= 4);
+      // 1600 ms in: the run has outlived its first 1200 ms lease, unaborted.
       expect(reason).toBeUndefined();
       await waitFor(`the abort after the ${renewal} renewal`, () => reason);
       expect(String(reason)).toMatch(/lease of this job was lost/);

@@ -67,7 +67,8 @@ describe('edge: starting server apps on demand', () => {
     supervisor = createRuntimeSupervisor({
       sandbox: await createServiceSandbox(t.deps.config),
       log: (id, line) => lines.push({ id, line }),
-      startTimeoutMs: 5000,
+      // Generous: a sandboxed start on a loaded 2-core machine can take seconds; no test waits it out.
+      startTimeoutMs: 20_000,
     });
     launcher = createRuntimeLauncher({
       supervisor,

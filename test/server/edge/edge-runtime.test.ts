@@ -99,7 +99,8 @@ describe('edge: server apps', () => {
       sandbox: await createServiceSandbox(t.deps.config),
       log: (id, line, stream) => lines.push({ id, line, stream }),
       backoff: { initialMs: 100, maxMs: 400 },
-      startTimeoutMs: 5000,
+      // Generous: a sandboxed start on a loaded 2-core machine can take seconds; no test waits it out.
+      startTimeoutMs: 20_000,
     });
     const alice = await t.user('alice@example.com');
     const p = await insertProject(t, alice.orgId, { name: 'api' });
