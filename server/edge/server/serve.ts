@@ -52,10 +52,10 @@ export function handleRequest(edge: EdgeContext, req: IncomingMessage, res: Serv
   const token = opts.acmeChallenge ? challengeTokenOf(req.url) : null;
   if (!token || !opts.acmeChallenge) return serve(edge, req, res);
   opts.acmeChallenge(token).then(
-    (answer) => {
-      if (answer === null) return serve(edge, req, res);
+    (keyAuthorization) => {
+      if (keyAuthorization === null) return serve(edge, req, res);
       res.writeHead(200, { 'content-type': 'text/plain', 'cache-control': 'no-store' });
-      res.end(answer);
+      res.end(keyAuthorization);
     },
     (err: unknown) => {
       opts.onError?.(err, req);
