@@ -1,0 +1,39 @@
+import { createArtifactReader, type ArtifactReader } from '../artifact-reader.ts';
+import { createBlobCache } from '../blob-cache.ts';
+import { createCompressedCache, type CompressedCache } from '../compression.ts';
+import { createProxy, type Proxy } from '../proxy.ts';
+import { createStaticServer } from '../static.ts';
+import type { EdgeServerOptions } from './types.ts';
+
+/** What the edge's request functions share, made once per server. */
+export interface EdgeContext {
+  opts: EdgeServerOptions;
+  artifacts: ArtifactReader;
+  compressed: CompressedCache;
+  /** Serves deployments' files. */
+  files: ReturnType<typeof createStaticServer>;
+  /** Forwards requests to server apps. */
+  proxy: Proxy;
+}
+
+/** The edge's readers, caches, file server and proxy, from its options. */
+export function createEdgeContext(opts: EdgeServerOptions): EdgeContext {
+  const artifacts =
+    opts.artifacts ??
+    createArtifactReader(opts.artifactsRoot, {
+      ...(opts.manifestCacheBytes ? { maxBytes: opts.manifestCacheBytes } : {}),
+    });
+  const compressed = createCompressedCache(opts.artifactsRoot);
+  const blobs = createBlobCache(opts.fileCacheBytes ? { maxBytes: opts.fileCacheBytes } : {});
+  const files = createStaticServer({ artifacts, compressed, blobs });
+  const supervisor = opts.supervisor;
+  const proxy = createProxy(
+    supervisor?.openConnection && supervisor.canConnect
+      ? {
+          connect: (port, done) => supervisor.openConnection!(port, done),
+          canConnect: (port) => supervisor.canConnect!(port),
+        }
+      : {},
+  );
+  return { opts, artifacts, compressed, files, proxy };
+}
