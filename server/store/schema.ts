@@ -204,6 +204,17 @@ export interface JobsTable {
   fair_key: string | null;
   /** When it was last claimed: owners served longest ago go first (queue/fair-claim.ts). */
   claimed_at: string | null;
+  /** One open job per key runs at a time, the lowest `seq` first; null: no order of its own. */
+  ordering_key: string | null;
+  /**
+   * The order within `ordering_key`, set on insert for keyed jobs only (a string on PostgreSQL,
+   * where it is a bigint): compared in SQL, never in code.
+   */
+  seq: number | string | null;
+  /** Whose token may claim and finish it through the API (the GitHub App's events). */
+  owner_user_id: string | null;
+  /** A job with the key of one kept already is not stored again (unique where set). */
+  dedupe_key: string | null;
   created_at: string;
   updated_at: string;
 }
