@@ -136,7 +136,7 @@ export function createJobQueue(
       );
     if (scope.ownerUserId === undefined) return q.orderBy('run_at');
     // Jobs stored in the same millisecond (a burst of the App's events) keep their order too; the
-    // index jobs_open_user gives both.
+    // index jobs_open_user (owner_user_id, kind, run_at, seq) gives both.
     q = q.where('owner_user_id', '=', scope.ownerUserId);
     return q.orderBy('run_at').orderBy('seq');
   }

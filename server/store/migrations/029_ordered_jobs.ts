@@ -34,11 +34,12 @@ export const orderedJobs = (d: DialectHelpers): Migration => ({
       .unique()
       .where(sql.ref('dedupe_key'), 'is not', null)
       .execute();
-    // A claim through the API reads the caller's open jobs of a kind only, oldest first.
+    // A claim through the API reads the caller's open jobs of a kind only, oldest first (`seq`
+    // orders those due in the same millisecond).
     await db.schema
       .createIndex('jobs_open_user')
       .on('jobs')
-      .columns(['owner_user_id', 'kind', 'run_at'])
+      .columns(['owner_user_id', 'kind', 'run_at', 'seq'])
       .where(sql.ref('status'), 'in', sql`('queued', 'running')`)
       .execute();
   },
