@@ -456,28 +456,6 @@ export interface SessionsTable {
   expires_at: string;
 }
 
-/** A GitHub delivery to the App, stored for durable processing (server/services/github-events). */
-export interface GitHubEventsTable {
-  seq: Generated<number>;
-  id: string;
-  owner_user_id: string;
-  delivery_id: string;
-  name: string;
-  body: string;
-  /** Hex SHA-256 of `body`: an event of the same name and body is kept once (replays under new delivery ids). */
-  body_sha256: string | null;
-  signature: string;
-  ordering_key: string;
-  status: 'pending' | 'running' | 'done' | 'failed';
-  attempts: number;
-  next_attempt_at: string;
-  lease: string | null;
-  lease_until: string | null;
-  last_error: string | null;
-  received_at: string;
-  finished_at: string | null;
-}
-
 /** Which GitHub Actions workflows may deploy a project without a stored token. */
 export interface TrustPoliciesTable {
   id: string;
@@ -592,7 +570,6 @@ export interface Database {
   acme_challenges: AcmeChallengesTable;
   runtime_samples: RuntimeSamplesTable;
   sessions: SessionsTable;
-  github_events: GitHubEventsTable;
   trust_policies: TrustPoliciesTable;
   used_oidc_tokens: UsedOidcTokensTable;
   deploy_hooks: DeployHooksTable;
