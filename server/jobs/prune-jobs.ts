@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Deps } from '../services/deps.ts';
+import { GITHUB_EVENT_JOB } from '../services/github-events/event-job.ts';
 
 /** Rows deleted per statement: short transactions, so a large backlog never holds SQLite's lock long. */
 const BATCH = 1000;
@@ -7,7 +8,8 @@ const BATCH = 1000;
 /**
  * Deletes jobs that finished (`done` or `failed`) more than `SLIPWAY_JOB_RETENTION` ago, in
  * batches, through the partial index `jobs_finished`. Nothing reads a finished job: a deployment
- * keeps its own status and log, so the table holds only open jobs and recent history.
+ * keeps its own status and log, so the table holds only open jobs and recent history. The GitHub
+ * App's events keep to their own week (pruneGitHubEvents): a kept event is what recognises a replay.
  */
 export async function pruneFinishedJobs(deps: Pick<Deps, 'db' | 'clock' | 'config'>): Promise<number> {
   const before = new Date(deps.clock.now().getTime() - deps.config.jobRetentionMs).toISOString();
@@ -21,6 +23,7 @@ export async function pruneFinishedJobs(deps: Pick<Deps, 'db' | 'clock' | 'confi
           .select('id')
           .where(sql<boolean>`status in ('done', 'failed')`)
           .where('updated_at', '<', before)
+          .where('kind', '!=', GITHUB_EVENT_JOB)
           .limit(BATCH),
       )
       .executeTakeFirst();

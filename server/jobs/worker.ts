@@ -48,7 +48,10 @@ export function startWorker(
       await deps.queue.complete(job.id, id);
     } catch (err) {
       // Stopped after the grace period: handed back, now that it no longer runs here.
-      if (signal.reason instanceof Stopped) return deps.queue.release(job.id, id);
+      if (signal.reason instanceof Stopped) {
+        await deps.queue.release(job.id, id);
+        return;
+      }
       // Otherwise the lease was lost: another worker may run it now, so neither retry nor give up
       // what is no longer ours.
       if (signal.aborted) return;
@@ -72,7 +75,9 @@ export function startWorker(
       claim: async () =>
         [await deps.queue.claim([handler.kind], id, leaseMs, handler.fairness)].filter((job) => job !== null),
       run: (job, signal) => run(handler, job, signal),
-      release: (job) => deps.queue.release(job.id, id),
+      release: async (job) => {
+        await deps.queue.release(job.id, id);
+      },
       lease: { ms: leaseMs, renew: (job) => deps.queue.extend(job.id, id, leaseMs) },
     };
   });

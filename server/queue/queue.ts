@@ -24,6 +24,22 @@ export interface EnqueueOptions {
   maxAttempts?: number;
   /** Whose job this is, for claims with `Fairness` (builds: the organization). */
   fairKey?: string;
+  /**
+   * Jobs of one key run one at a time, in the order they were enqueued: a job is not claimed while
+   * an older one of its key is open (queued, waiting for a retry, or running).
+   */
+  orderingKey?: string;
+  /** The user whose token may claim it through the API (`claim(..., { ownerUserId })`). */
+  ownerUserId?: string;
+  /** Its id, when the caller's must be stable (a repeat is then not stored again). */
+  id?: string;
+  /** A job with this key kept already stands for this one: nothing new is stored. */
+  dedupeKey?: string;
+}
+
+/** Narrows a claim to the jobs of one owner (claims through the API). */
+export interface ClaimScope {
+  ownerUserId?: string;
 }
 
 /**
@@ -32,18 +48,38 @@ export interface EnqueueOptions {
  * exists exactly when the change that asked for it does.
  */
 export interface JobQueue {
+  /** Stores a job and returns its id. */
   enqueue(db: Kysely<Database>, kind: string, payload: unknown, opts?: EnqueueOptions): Promise<string>;
   /**
-   * Claims the next runnable job of one of `kinds`, or null. `attempts` counts this claim. With
-   * `fairness`, owners take turns and each is held to its limit (fair-claim.ts); else oldest first.
+   * Stores a job unless one is kept already under its `id` or `dedupeKey`: then that one stands
+   * for it, nothing new is stored, and `duplicate` is true.
    */
-  claim(kinds: string[], workerId: string, leaseMs: number, fairness?: Fairness): Promise<Job | null>;
+  enqueueOnce(
+    db: Kysely<Database>,
+    kind: string,
+    payload: unknown,
+    opts: EnqueueOptions,
+  ): Promise<{ id: string; duplicate: boolean }>;
+  /**
+   * Claims the next runnable job of one of `kinds`, or null. `attempts` counts this claim. A job
+   * with an ordering key waits while an older one of its key is open. With `fairness`, owners take
+   * turns and each is held to its limit (fair-claim.ts); else oldest first. `scope` narrows the
+   * claim to one user's jobs.
+   */
+  claim(
+    kinds: string[],
+    workerId: string,
+    leaseMs: number,
+    fairness?: Fairness,
+    scope?: ClaimScope,
+  ): Promise<Job | null>;
   extend(jobId: string, workerId: string, leaseMs: number): Promise<boolean>;
-  complete(jobId: string, workerId: string): Promise<void>;
+  /** The `complete`, `fail` and `release` of a claim: false when `workerId` no longer holds it. */
+  complete(jobId: string, workerId: string): Promise<boolean>;
   /** Gives the job back: retried at `retryAt`, or failed for good when null. */
-  fail(jobId: string, workerId: string, error: string, retryAt: Date | null): Promise<void>;
+  fail(jobId: string, workerId: string, error: string, retryAt: Date | null): Promise<boolean>;
   /** Releases a claimed job so another worker can take it at once (graceful shutdown). */
-  release(jobId: string, workerId: string): Promise<void>;
+  release(jobId: string, workerId: string): Promise<boolean>;
   /**
    * Called after a transaction that enqueued `kind` committed, to wake idle workers: in this
    * process at once, and in every other process on the database through the notifier.
@@ -67,9 +103,12 @@ export function createJobQueue(
   let unlisten: (() => void) | undefined;
   const now = () => clock.now().toISOString();
 
-  /** Open jobs of `kinds` that may be claimed at `at`, oldest due first. */
-  function runnable(tx: Kysely<Database>, kinds: string[], at: string) {
-    return tx
+  /**
+   * Open jobs of `kinds` that may be claimed at `at`, oldest due first: of those with an ordering
+   * key, only the oldest open job of its key (so one runs at a time, in order).
+   */
+  function runnable(tx: Kysely<Database>, kinds: string[], at: string, scope: ClaimScope = {}) {
+    let q = tx
       .selectFrom('jobs')
       .selectAll()
       .where(OPEN)
@@ -80,7 +119,26 @@ export function createJobQueue(
           eb.and([eb('status', '=', 'running'), eb('lease_until', '<', at)]),
         ]),
       )
-      .orderBy('run_at');
+      .where((eb) =>
+        eb.or([
+          eb('jobs.ordering_key', 'is', null),
+          eb.not(
+            eb.exists(
+              eb
+                .selectFrom('jobs as older')
+                .select(sql.lit(1).as('one'))
+                .whereRef('older.ordering_key', '=', 'jobs.ordering_key')
+                .where(sql<boolean>`older.status in ('queued', 'running')`)
+                .whereRef('older.seq', '<', 'jobs.seq'),
+            ),
+          ),
+        ]),
+      );
+    if (scope.ownerUserId === undefined) return q.orderBy('run_at');
+    // Jobs stored in the same millisecond (a burst of the App's events) keep their order too; the
+    // index jobs_open_user (owner_user_id, kind, run_at, seq) gives both.
+    q = q.where('owner_user_id', '=', scope.ownerUserId);
+    return q.orderBy('run_at').orderBy('seq');
   }
 
   /** Leases the first job `query` finds to `workerId`, or returns null. */
@@ -128,45 +186,81 @@ export function createJobQueue(
     };
   }
 
+  function insertJob(tx: Kysely<Database>, kind: string, payload: unknown, opts: EnqueueOptions) {
+    const at = now();
+    const key = opts.orderingKey ?? null;
+    // SQLite writes one statement at a time, so one more than the key's highest is unique there.
+    const seq =
+      key === null
+        ? null
+        : dialect.name === 'postgres'
+          ? sql<string>`nextval('jobs_seq')`
+          : sql<number>`(select coalesce(max(seq), 0) + 1 from jobs where ordering_key = ${key})`;
+    return tx.insertInto('jobs').values({
+      id: opts.id ?? newId('job'),
+      kind,
+      payload: JSON.stringify(payload),
+      status: 'queued',
+      run_at: (opts.runAt ?? clock.now()).toISOString(),
+      attempts: 0,
+      max_attempts: opts.maxAttempts ?? 2,
+      lease_until: null,
+      locked_by: null,
+      last_error: null,
+      fair_key: opts.fairKey ?? null,
+      claimed_at: null,
+      ordering_key: key,
+      seq,
+      owner_user_id: opts.ownerUserId ?? null,
+      dedupe_key: opts.dedupeKey ?? null,
+      created_at: at,
+      updated_at: at,
+    });
+  }
+
+  const enqueueOnce: JobQueue['enqueueOnce'] = async (tx, kind, payload, opts) => {
+    const id = opts.id ?? newId('job');
+    // Either key may be taken: the id (a stable one) or the dedupe key.
+    const res = await insertJob(tx, kind, payload, { ...opts, id })
+      .onConflict((oc) => oc.doNothing())
+      .executeTakeFirst();
+    if (Number(res.numInsertedOrUpdatedRows ?? 0) > 0) return { id, duplicate: false };
+    const kept = await tx
+      .selectFrom('jobs')
+      .select('id')
+      .where((eb) =>
+        opts.dedupeKey === undefined
+          ? eb('id', '=', id)
+          : eb.or([eb('id', '=', id), eb('dedupe_key', '=', opts.dedupeKey)]),
+      )
+      .orderBy('created_at')
+      .orderBy('seq')
+      .executeTakeFirst();
+    // Gone between the insert and the read (pruned that instant): store it after all.
+    return kept ? { id: kept.id, duplicate: true } : enqueueOnce(tx, kind, payload, opts);
+  };
+
   return {
     async enqueue(tx, kind, payload, opts = {}) {
-      const id = newId('job');
-      const at = now();
-      await tx
-        .insertInto('jobs')
-        .values({
-          id,
-          kind,
-          payload: JSON.stringify(payload),
-          status: 'queued',
-          run_at: (opts.runAt ?? clock.now()).toISOString(),
-          attempts: 0,
-          max_attempts: opts.maxAttempts ?? 2,
-          lease_until: null,
-          locked_by: null,
-          last_error: null,
-          fair_key: opts.fairKey ?? null,
-          claimed_at: null,
-          created_at: at,
-          updated_at: at,
-        })
-        .execute();
+      const id = opts.id ?? newId('job');
+      await insertJob(tx, kind, payload, { ...opts, id }).execute();
       return id;
     },
+    enqueueOnce,
 
-    async claim(kinds, workerId, leaseMs, fairness) {
+    async claim(kinds, workerId, leaseMs, fairness, scope) {
       if (kinds.length === 0) return null;
       const at = now();
       const leaseUntil = new Date(clock.now().getTime() + leaseMs).toISOString();
       return db.transaction().execute(async (tx) => {
-        if (!fairness) return take(tx, runnable(tx, kinds, at), at, leaseUntil, workerId);
+        if (!fairness) return take(tx, runnable(tx, kinds, at, scope), at, leaseUntil, workerId);
         const turns = await readTurns(tx, kinds, at, fairness);
         for (const key of turnOrder(turns)) {
           const limit = turns.find((t) => t.key === key)?.limit ?? null;
           await lockOwner(tx, dialect, key);
           // Another process may have started one of the owner's jobs since the turns were read.
           if (limit !== null && (await runningOf(tx, kinds, key, at)) >= limit) continue;
-          const mine = runnable(tx, kinds, at).where((eb) =>
+          const mine = runnable(tx, kinds, at, scope).where((eb) =>
             key === NO_KEY ? eb('fair_key', 'is', null) : eb('fair_key', '=', key),
           );
           const job = await take(tx, mine, at, leaseUntil, workerId);
@@ -188,16 +282,18 @@ export function createJobQueue(
     },
 
     async complete(jobId, workerId) {
-      await db
+      const res = await db
         .updateTable('jobs')
         .set({ status: 'done', lease_until: null, updated_at: now() })
         .where('id', '=', jobId)
         .where('locked_by', '=', workerId)
-        .execute();
+        .where('status', '=', 'running')
+        .executeTakeFirst();
+      return Number(res.numUpdatedRows) === 1;
     },
 
     async fail(jobId, workerId, error, retryAt) {
-      await db
+      const res = await db
         .updateTable('jobs')
         .set({
           status: retryAt ? 'queued' : 'failed',
@@ -209,11 +305,13 @@ export function createJobQueue(
         })
         .where('id', '=', jobId)
         .where('locked_by', '=', workerId)
-        .execute();
+        .where('status', '=', 'running')
+        .executeTakeFirst();
+      return Number(res.numUpdatedRows) === 1;
     },
 
     async release(jobId, workerId) {
-      await db
+      const res = await db
         .updateTable('jobs')
         .set({
           status: 'queued',
@@ -225,7 +323,8 @@ export function createJobQueue(
         .where('id', '=', jobId)
         .where('locked_by', '=', workerId)
         .where('status', '=', 'running')
-        .execute();
+        .executeTakeFirst();
+      return Number(res.numUpdatedRows) === 1;
     },
 
     notify(kind) {

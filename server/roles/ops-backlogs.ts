@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { Gauge, type Registry } from 'prom-client';
 import type { Deps } from '../services/deps.ts';
+import { GITHUB_EVENT_JOB } from '../services/github-events/event-job.ts';
 import type { PoolStats } from '../store/db.ts';
 import type { OpsMetrics } from '../ops-metrics/ops-metrics.ts';
 
@@ -98,9 +99,10 @@ export function registerBacklogs(ops: OpsMetrics, deps: BacklogDeps): void {
     events.reset();
     eventsAge.reset();
     const row = await deps.db
-      .selectFrom('github_events')
-      .select([sql<number>`count(*)`.as('n'), sql<string | null>`min(received_at)`.as('oldest')])
-      .where('status', 'in', ['pending', 'running'])
+      .selectFrom('jobs')
+      .select([sql<number>`count(*)`.as('n'), sql<string | null>`min(created_at)`.as('oldest')])
+      .where(sql<boolean>`status in ('queued', 'running')`)
+      .where('kind', '=', GITHUB_EVENT_JOB)
       .executeTakeFirst();
     events.set(Number(row?.n ?? 0));
     eventsAge.set(ageOf(row?.oldest, deps.clock.now().getTime()));

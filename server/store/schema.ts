@@ -204,6 +204,17 @@ export interface JobsTable {
   fair_key: string | null;
   /** When it was last claimed: owners served longest ago go first (queue/fair-claim.ts). */
   claimed_at: string | null;
+  /** One open job per key runs at a time, the lowest `seq` first; null: no order of its own. */
+  ordering_key: string | null;
+  /**
+   * The order within `ordering_key`, set on insert for keyed jobs only (a string on PostgreSQL,
+   * where it is a bigint): compared in SQL, never in code.
+   */
+  seq: number | string | null;
+  /** Whose token may claim and finish it through the API (the GitHub App's events). */
+  owner_user_id: string | null;
+  /** A job with the key of one kept already is not stored again (unique where set). */
+  dedupe_key: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -445,28 +456,6 @@ export interface SessionsTable {
   expires_at: string;
 }
 
-/** A GitHub delivery to the App, stored for durable processing (server/services/github-events). */
-export interface GitHubEventsTable {
-  seq: Generated<number>;
-  id: string;
-  owner_user_id: string;
-  delivery_id: string;
-  name: string;
-  body: string;
-  /** Hex SHA-256 of `body`: an event of the same name and body is kept once (replays under new delivery ids). */
-  body_sha256: string | null;
-  signature: string;
-  ordering_key: string;
-  status: 'pending' | 'running' | 'done' | 'failed';
-  attempts: number;
-  next_attempt_at: string;
-  lease: string | null;
-  lease_until: string | null;
-  last_error: string | null;
-  received_at: string;
-  finished_at: string | null;
-}
-
 /** Which GitHub Actions workflows may deploy a project without a stored token. */
 export interface TrustPoliciesTable {
   id: string;
@@ -581,7 +570,6 @@ export interface Database {
   acme_challenges: AcmeChallengesTable;
   runtime_samples: RuntimeSamplesTable;
   sessions: SessionsTable;
-  github_events: GitHubEventsTable;
   trust_policies: TrustPoliciesTable;
   used_oidc_tokens: UsedOidcTokensTable;
   deploy_hooks: DeployHooksTable;

@@ -6,6 +6,7 @@ import {
   MAX_ATTEMPTS,
   pruneGitHubEvents,
 } from '../../server/services/github-events/finish-event.ts';
+import { GITHUB_EVENT_JOB } from '../../server/services/github-events/event-job.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { ManualClock } from '../helpers/clock.ts';
 
@@ -150,13 +151,34 @@ describe('GitHub events queue', () => {
     expect((await finish(ev.id, second!.lease, 'done')).status).toBe(200);
   });
 
+  it('counts a claim that ran out as a try, and gives up an event the App never finishes', async () => {
+    const ev = await store('dies#1');
+    for (let i = 0; i < MAX_ATTEMPTS; i++) {
+      const [c] = await claim(bot, 1000);
+      expect(c).toMatchObject({ id: ev.id, attempts: i });
+      clock.advance(1001);
+    }
+    // The App died on it every time: the next claim gives it up instead of handing it out.
+    expect(await claim()).toEqual([]);
+    const row = await t.deps.db
+      .selectFrom('jobs')
+      .select(['status', 'last_error'])
+      .where('id', '=', ev.id)
+      .executeTakeFirstOrThrow();
+    expect(row).toEqual({
+      status: 'failed',
+      last_error: `given up: claimed ${MAX_ATTEMPTS} times without finishing (the App stopped while running it)`,
+    });
+  });
+
   it('refuses every token but the App’s own, before reading the body: nothing is stored', async () => {
     const count = async () =>
       Number(
         (
           await t.deps.db
-            .selectFrom('github_events')
+            .selectFrom('jobs')
             .select((eb) => eb.fn.countAll().as('n'))
+            .where('kind', '=', GITHUB_EVENT_JOB)
             .executeTakeFirstOrThrow()
         ).n,
       );
@@ -257,8 +279,13 @@ describe('GitHub events queue', () => {
     expect(FINISHED_EVENT_RETENTION_MS).toBe(GITHUB_EVENT_RETENTION_MS);
     clock.advance(GITHUB_EVENT_RETENTION_MS / 2 + 1000);
     expect(await pruneGitHubEvents(t.deps)).toBeGreaterThan(0);
-    const left = await t.deps.db.selectFrom('github_events').select(['id', 'status']).execute();
-    expect(left).toEqual([{ id: recent.id, status: 'pending' }]);
+    const left = await t.deps.db
+      .selectFrom('jobs')
+      .select(['id', 'status'])
+      .where('kind', '=', GITHUB_EVENT_JOB)
+      .execute();
+    // A pending event is a queued job.
+    expect(left).toEqual([{ id: recent.id, status: 'queued' }]);
     expect(left.map((e) => e.id)).not.toContain(old.id);
   });
 });

@@ -214,6 +214,11 @@ describe(`query plans (${testDialect()})`, () => {
     await queue.enqueue(t.deps.db, 'fair', {}, { fairKey: 'org_x' });
     const unlimited = { limits: async (_db: unknown, keys: string[]) => new Map(keys.map((k) => [k, null])) };
     await expectIndexOrder('jobs', 'jobs_open_owner', () => queue.claim(['fair'], 'w1', 1000, unlimited));
+    // A claim through the API (the GitHub App's events) reads the caller's open jobs in order.
+    await queue.enqueue(t.deps.db, 'owned', {}, { ownerUserId: alice.userId, orderingKey: 'k' });
+    await expectIndexOrder('jobs', 'jobs_open_user', () =>
+      queue.claim(['owned'], 'w1', 1000, undefined, { ownerUserId: alice.userId }),
+    );
     seen.length = 0;
     await pruneFinishedJobs(traced);
     const prune = seen.find((c) => /^delete from "jobs"/.test(c.sql));

@@ -1,16 +1,18 @@
+import { sql } from 'kysely';
 import { ApiError } from '../../../api/errors.ts';
 import type { Actor, Deps } from '../deps.ts';
+import { GITHUB_EVENT_JOB, MAX_ATTEMPTS } from './event-job.ts';
 
-/** Tries before an event is given up (about 2 hours of backoff in all). */
-export const MAX_ATTEMPTS = 10;
+export { MAX_ATTEMPTS } from './event-job.ts';
 
 /** 2 s, 4 s, 8 s ... at most 30 minutes between tries. */
 export const retryDelayMs = (attempts: number) => Math.min(30 * 60_000, 1000 * 2 ** attempts);
 
 /**
  * Ends a claim: `done`; `retry` (later, with backoff, or given up as `failed` after the last try);
- * `release` (handed back untried, at once: the worker is stopping). Needs the claim's lease, so a
- * worker whose claim ran out and was taken over cannot finish someone else's try.
+ * `release` (handed back untried, at once: the worker is stopping). Needs the claim's lease (the
+ * job's holder in the queue), so a worker whose claim ran out and was taken over cannot finish
+ * someone else's try.
  */
 export async function finishGitHubEvent(
   deps: Deps,
@@ -19,52 +21,46 @@ export async function finishGitHubEvent(
   body: { lease: string; outcome: 'done' | 'retry' | 'release'; error?: string | undefined },
 ): Promise<{ status: 'pending' | 'done' | 'failed'; attempts: number; nextAttemptAt: string | null }> {
   const row = await deps.db
-    .selectFrom('github_events')
-    .select(['status', 'lease', 'attempts'])
+    .selectFrom('jobs')
+    .select(['status', 'locked_by', 'attempts'])
     .where('id', '=', id)
+    .where('kind', '=', GITHUB_EVENT_JOB)
     .where('owner_user_id', '=', actor.userId)
     .executeTakeFirst();
   if (!row) throw ApiError.notFound(`GitHub event ${id}`);
-  if (row.status !== 'running' || row.lease !== body.lease) {
-    throw ApiError.conflict(
-      `GitHub event ${id} is not held by this claim (it ran out, or the event was finished)`,
-    );
-  }
+  const held = () =>
+    ApiError.conflict(`GitHub event ${id} is not held by this claim (it ran out, or the event was finished)`);
+  if (row.status !== 'running' || row.locked_by !== body.lease) throw held();
   const now = deps.clock.now();
-  const attempts = Number(row.attempts) + (body.outcome === 'release' ? 0 : 1);
-  const next =
-    body.outcome === 'done'
-      ? { status: 'done' as const, finished_at: now.toISOString(), next: null }
-      : body.outcome === 'release'
-        ? { status: 'pending' as const, finished_at: null, next: now.toISOString() }
-        : attempts >= MAX_ATTEMPTS
-          ? { status: 'failed' as const, finished_at: now.toISOString(), next: null }
-          : {
-              status: 'pending' as const,
-              finished_at: null,
-              next: new Date(now.getTime() + retryDelayMs(attempts)).toISOString(),
-            };
-  await deps.db
-    .updateTable('github_events')
-    .set({
-      status: next.status,
-      attempts,
-      lease: null,
-      lease_until: null,
-      finished_at: next.finished_at,
-      ...(next.next ? { next_attempt_at: next.next } : {}),
-      ...(body.error !== undefined ? { last_error: body.error } : {}),
-    })
-    .where('id', '=', id)
-    .where('lease', '=', body.lease)
-    .execute();
-  return { status: next.status, attempts, nextAttemptAt: next.next };
+  // The queue counted the claim as a try; a release hands it back untried.
+  const attempts = Number(row.attempts) - (body.outcome === 'release' ? 1 : 0);
+  const error = body.error ?? 'failed (no reason given)';
+  let result: { status: 'pending' | 'done' | 'failed'; nextAttemptAt: string | null };
+  let ok: boolean;
+  if (body.outcome === 'done') {
+    ok = await deps.queue.complete(id, body.lease);
+    result = { status: 'done', nextAttemptAt: null };
+  } else if (body.outcome === 'release') {
+    ok = await deps.queue.release(id, body.lease);
+    result = { status: 'pending', nextAttemptAt: now.toISOString() };
+  } else if (attempts >= MAX_ATTEMPTS) {
+    ok = await deps.queue.fail(id, body.lease, error, null);
+    result = { status: 'failed', nextAttemptAt: null };
+  } else {
+    const next = new Date(now.getTime() + retryDelayMs(attempts));
+    ok = await deps.queue.fail(id, body.lease, error, next);
+    result = { status: 'pending', nextAttemptAt: next.toISOString() };
+  }
+  // Taken over between the read and the write.
+  if (!ok) throw held();
+  return { ...result, attempts };
 }
 
 /**
  * How long the queue keeps an event: a finished one this long after it finished, one never
  * finished (pending, or claimed by a bot that went away) this long after it was received; then it
- * is deleted. It is also how long a replay of the same event (name and body) is recognised.
+ * is deleted. It is also how long a replay of the same event (name and body) is recognised. Event
+ * jobs keep to this, not to SLIPWAY_JOB_RETENTION (server/jobs/prune-jobs.ts leaves them alone).
  */
 export const GITHUB_EVENT_RETENTION_MS = 7 * 24 * 3_600_000;
 /** Finished GitHub events are kept a week, to look into what the App did; then deleted. */
@@ -78,13 +74,16 @@ export const FINISHED_EVENT_RETENTION_MS = GITHUB_EVENT_RETENTION_MS;
 export async function pruneGitHubEvents(deps: Pick<Deps, 'db' | 'clock'>): Promise<number> {
   const before = new Date(deps.clock.now().getTime() - GITHUB_EVENT_RETENTION_MS).toISOString();
   const finished = await deps.db
-    .deleteFrom('github_events')
-    .where('finished_at', '<', before)
+    .deleteFrom('jobs')
+    .where(sql<boolean>`status in ('done', 'failed')`)
+    .where('kind', '=', GITHUB_EVENT_JOB)
+    .where('updated_at', '<', before)
     .executeTakeFirst();
   const expired = await deps.db
-    .deleteFrom('github_events')
-    .where('status', 'in', ['pending', 'running'])
-    .where('received_at', '<', before)
+    .deleteFrom('jobs')
+    .where(sql<boolean>`status in ('queued', 'running')`)
+    .where('kind', '=', GITHUB_EVENT_JOB)
+    .where('created_at', '<', before)
     .executeTakeFirst();
   return Number(finished.numDeletedRows) + Number(expired.numDeletedRows);
 }

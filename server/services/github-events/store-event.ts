@@ -1,19 +1,31 @@
 import { createHash } from 'node:crypto';
+import { sql } from 'kysely';
 import { ApiError } from '../../../api/errors.ts';
 import {
   GITHUB_DELIVERY_MAX_BYTES,
   type StoreGitHubEventBody,
   type StoredGitHubEvent,
 } from '../../../api/schemas/github-events.ts';
-import { newId } from '../../lib/ids.ts';
 import type { Actor, Deps } from '../deps.ts';
+import {
+  DELIVERY_PREFIX_CHARS,
+  deliveryIdOf,
+  eventDedupeKey,
+  eventJobId,
+  eventOrderingKey,
+  eventPayload,
+  eventStatus,
+  GITHUB_EVENT_JOB,
+  MAX_ATTEMPTS,
+} from './event-job.ts';
 
 /** The 413 of a delivery larger than GitHub sends, naming the limit. */
 export const TOO_LARGE_MESSAGE = `A GitHub delivery is at most 25 MiB (${GITHUB_DELIVERY_MAX_BYTES} bytes of UTF-8): GitHub caps webhook payloads at 25 MB`;
 
 /**
- * Keeps a GitHub delivery in the caller's queue (the App's; the route lets no other token in).
- * A delivery stored before is kept once: the same delivery id, or the same event name and body.
+ * Keeps a GitHub delivery in the caller's queue (the App's; the route lets no other token in), as
+ * a job of kind `github.event` owned by the caller. A delivery stored before is kept once: the same
+ * delivery id (the job's id derives from it), or the same event name and body (its dedupe key).
  * GitHub signs only the body, so a captured delivery sent again under a new delivery id verifies;
  * its digest makes it a duplicate for as long as the first is kept (GITHUB_EVENT_RETENTION_MS).
  */
@@ -32,44 +44,28 @@ export async function storeGitHubEvent(
     );
   }
   const digest = createHash('sha256').update(body.body, 'utf8').digest('hex');
-  const now = deps.clock.now().toISOString();
-  const id = newId('ghe');
-  await deps.db
-    .insertInto('github_events')
-    .values({
-      id,
-      owner_user_id: actor.userId,
-      delivery_id: body.deliveryId,
-      name: body.name,
-      body: body.body,
-      body_sha256: digest,
-      signature: body.signature,
-      ordering_key: body.orderingKey,
-      status: 'pending',
-      attempts: 0,
-      next_attempt_at: now,
-      received_at: now,
-    })
-    // Either key: (owner, delivery id) or (owner, name, body digest).
-    .onConflict((oc) => oc.doNothing())
-    .execute();
+  const id = eventJobId(actor.userId, body.deliveryId);
+  const kept = await deps.queue.enqueueOnce(deps.db, GITHUB_EVENT_JOB, eventPayload(body), {
+    id,
+    dedupeKey: eventDedupeKey(actor.userId, body.name, digest),
+    orderingKey: eventOrderingKey(actor.userId, body.orderingKey),
+    ownerUserId: actor.userId,
+    maxAttempts: MAX_ATTEMPTS,
+  });
   const row = await deps.db
-    .selectFrom('github_events')
-    .select(['id', 'delivery_id', 'status', 'received_at'])
-    .where('owner_user_id', '=', actor.userId)
-    .where((eb) =>
-      eb.or([
-        eb('delivery_id', '=', body.deliveryId),
-        eb.and([eb('name', '=', body.name), eb('body_sha256', '=', digest)]),
-      ]),
-    )
-    .orderBy('seq')
+    .selectFrom('jobs')
+    .select([
+      'status',
+      'created_at',
+      sql<string>`substr(payload, 1, ${sql.lit(DELIVERY_PREFIX_CHARS)})`.as('head'),
+    ])
+    .where('id', '=', kept.id)
     .executeTakeFirstOrThrow();
   return {
-    id: row.id,
-    deliveryId: row.delivery_id,
-    status: row.status,
-    duplicate: row.id !== id,
-    receivedAt: row.received_at,
+    id: kept.id,
+    deliveryId: deliveryIdOf(row.head),
+    status: eventStatus(row.status),
+    duplicate: kept.duplicate,
+    receivedAt: row.created_at,
   };
 }

@@ -29,6 +29,8 @@ import { previewProtection } from './025_preview_protection.ts';
 import { listCounts } from './026_list_counts.ts';
 import { detectedFramework } from './028_detected_framework.ts';
 import { condemnedBlobs } from './027_condemned_blobs.ts';
+import { orderedJobs } from './029_ordered_jobs.ts';
+import { githubEventsAsJobs } from './030_github_events_as_jobs.ts';
 
 /** Every migration in order; names sort as they run. Data migrations that encrypt use `cipher`. */
 export function allMigrations(d: DialectHelpers, cipher: Cipher): Record<string, Migration> {
@@ -61,5 +63,7 @@ export function allMigrations(d: DialectHelpers, cipher: Cipher): Record<string,
     '026_list_counts': listCounts(d),
     '027_condemned_blobs': condemnedBlobs,
     '028_detected_framework': detectedFramework,
+    '029_ordered_jobs': orderedJobs(d),
+    '030_github_events_as_jobs': githubEventsAsJobs(d),
   };
 }
