@@ -6,25 +6,39 @@ import { defineConfig } from 'vitest/config';
  * at a server (.ci/run sets it). Each createTestApp()/startStack() of the PostgreSQL run gets a
  * fresh database; the run id below prefixes their names so the global teardown drops leftovers of
  * this run only.
+ *
+ * Files run two at a time (SLIPWAY_TEST_WORKERS, default 2): most of the suite waits on child
+ * processes, sockets and timers, so a second file fills the idle core. The files that measure the
+ * machine itself (the sandbox's limits and attacks, real framework builds) run afterwards, one at a
+ * time, with the machine to themselves: a neighbour's load would change what they measure.
  */
 const postgresUrl = process.env.SLIPWAY_TEST_DATABASE_URL;
 process.env.SLIPWAY_TEST_RUN_ID ??= randomBytes(4).toString('hex');
 
+const workers = Number(process.env.SLIPWAY_TEST_WORKERS ?? 2);
 const postgresOnly = ['test/server/postgres/**/*.test.ts', 'test/multiprocess/**/*.test.ts'];
+const alone = [
+  'test/security/**/*.test.ts',
+  'test/frameworks/**/*.test.ts',
+  'test/server/sandbox/**/*.test.ts',
+];
+const excluded = ['**/node_modules/**'];
 
 export default defineConfig({
   test: {
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    maxWorkers: workers,
     projects: [
       {
         extends: true,
         test: {
           name: 'sqlite',
           include: ['test/**/*.test.ts'],
-          exclude: ['**/node_modules/**', ...postgresOnly],
+          exclude: [...excluded, ...postgresOnly, ...alone],
           env: { SLIPWAY_TEST_DIALECT: 'sqlite' },
+          sequence: { groupOrder: 0 },
         },
       },
       {
@@ -37,11 +51,41 @@ export default defineConfig({
           include: postgresUrl
             ? ['test/server/**/*.test.ts', 'test/api/**/*.test.ts', ...postgresOnly]
             : postgresOnly,
+          exclude: [...excluded, ...alone],
           env: { SLIPWAY_TEST_DIALECT: 'postgres' },
           testTimeout: 60_000,
           hookTimeout: 60_000,
+          sequence: { groupOrder: 0 },
         },
       },
+      {
+        extends: true,
+        test: {
+          name: 'alone',
+          include: alone,
+          exclude: excluded,
+          env: { SLIPWAY_TEST_DIALECT: 'sqlite' },
+          maxWorkers: 1,
+          sequence: { groupOrder: 1 },
+        },
+      },
+      ...(postgresUrl
+        ? [
+            {
+              extends: true as const,
+              test: {
+                name: 'postgres-alone',
+                include: ['test/server/sandbox/**/*.test.ts'],
+                exclude: excluded,
+                env: { SLIPWAY_TEST_DIALECT: 'postgres' },
+                testTimeout: 60_000,
+                hookTimeout: 60_000,
+                maxWorkers: 1,
+                sequence: { groupOrder: 2 },
+              },
+            },
+          ]
+        : []),
     ],
   },
 });

@@ -96,7 +96,9 @@ describe('Next.js, the create-next-app starter', { timeout: 600_000 }, () => {
   afterAll(async () => {
     await s?.stop();
     repo?.remove();
-  });
+    // The stop gives a job still running (the build cache's save after live, 650 MiB) its grace and
+    // stops the app; then a Next.js tree is deleted: more than the default 30 s on a loaded machine.
+  }, 240_000);
 
   const get = (path: string, headers?: Record<string, string>) => timedChunks(s, d.url, path, headers);
 

@@ -52,7 +52,9 @@ describe('the Next.js guide, step by step', { timeout: 600_000 }, () => {
   afterAll(async () => {
     await s?.stop();
     rmSync(work, { recursive: true, force: true });
-  });
+    // The stop gives a job still running (the build cache's save after live, 650 MiB) its grace and
+    // stops the app; then a Next.js tree is deleted: more than the default 30 s on a loaded machine.
+  }, 240_000);
 
   it('makes the app, deploys a preview and promotes it, with the log the guide shows', async () => {
     const [create, cd] = block('## 1. The app').split('\n');
