@@ -11,7 +11,7 @@
  */
 const FLOORS = [
   ['server/lib/', 'server/types/'],
-  ['server/store/', 'server/storage/', 'server/ops-metrics/', 'server/config\\.ts$'],
+  ['server/store/', 'server/storage/', 'server/ops-metrics/', 'server/config\\.ts$', 'server/config/'],
   ['server/queue/', 'server/sandbox/', 'server/routing/', 'server/github/'],
   ['server/builder/', 'server/uploads/'],
   ['server/services/'],
