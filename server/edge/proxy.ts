@@ -216,6 +216,12 @@ export interface Proxy {
   ): void;
   /** Hands an upgrade request (WebSocket) to the app and joins the two connections. */
   forwardUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer, port: number): void;
+  /**
+   * Whether a request to the app on `port` is on its way or being answered (a streamed answer
+   * until its end), or a WebSocket to it is open: what keeps an app from being stopped as idle.
+   * Read from undici's pool counts when asked, so forwarding pays nothing for it.
+   */
+  inUse(port: number): boolean;
   /** Closes the kept-alive connections to apps. */
   close(): void;
 }
@@ -225,6 +231,24 @@ export interface Proxy {
  * openConnection): false when it cannot, and the proxy connects to 127.0.0.1:port instead.
  */
 export type DirectConnect = (port: number, done: (socket: Socket | null) => void) => boolean;
+
+/**
+ * The proxy to the apps `supervisor` runs: connections opened from inside each app's sandbox when
+ * it can (RuntimeSupervisor's openConnection), else to 127.0.0.1:port.
+ */
+export function proxyFor(supervisor?: {
+  openConnection?: DirectConnect;
+  canConnect?: (port: number) => boolean;
+}): Proxy {
+  return createProxy(
+    supervisor?.openConnection && supervisor.canConnect
+      ? {
+          connect: (port, done) => supervisor.openConnection!(port, done),
+          canConnect: (port) => supervisor.canConnect!(port),
+        }
+      : {},
+  );
+}
 
 export function createProxy(
   opts: {
@@ -270,6 +294,8 @@ export function createProxy(
       ? new Agent({ headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 1000, connect: tcp })
       : null;
   const origins = new Map<number, string>();
+  /** Open WebSockets per app port. */
+  const upgrades = new Map<number, number>();
 
   return {
     forward(req, res, port, counter, deploymentId, shape) {
@@ -294,7 +320,27 @@ export function createProxy(
         new Forwarding(req, res, deploymentId, counter, shape),
       );
     },
-    forwardUpgrade,
+    forwardUpgrade(req, socket, head, port) {
+      upgrades.set(port, (upgrades.get(port) ?? 0) + 1);
+      // Counted until the visitor leaves (its end or close, whichever comes first), not until the
+      // app lets go: an app holding a socket nobody is on keeps no app from going idle.
+      let counted = true;
+      const left = () => {
+        if (!counted) return;
+        counted = false;
+        const open = (upgrades.get(port) ?? 1) - 1;
+        if (open > 0) upgrades.set(port, open);
+        else upgrades.delete(port);
+      };
+      socket.once('end', left);
+      socket.once('close', left);
+      forwardUpgrade(req, socket, head, port);
+    },
+    inUse(port) {
+      if (upgrades.has(port)) return true;
+      const origin = `http://127.0.0.1:${port}`;
+      return (agent.stats[origin]?.size ?? 0) > 0 || (throughPasta?.stats[origin]?.size ?? 0) > 0;
+    },
     close() {
       void agent.destroy().catch(() => undefined);
       void throughPasta?.destroy().catch(() => undefined);

@@ -6,6 +6,7 @@ import type { Server } from 'node:http';
 import { redactUrl } from '../lib/redact-url.ts';
 import { createArtifactReader } from '../edge/artifact-reader.ts';
 import { createRuntimeLauncher } from '../edge/launcher.ts';
+import { proxyFor } from '../edge/proxy.ts';
 import { createHostResolver } from '../edge/resolve-host.ts';
 import { createRuntimeLogSink } from '../edge/runtime-log.ts';
 import { createRuntimeSupervisor, type RuntimeSupervisor } from '../edge/runtime.ts';
@@ -69,8 +70,11 @@ export async function startEdge(deps: Deps, sandbox: Sandbox, opts: EdgeOptions 
   // same manifests the launcher writes the apps out from.
   const { files, localRoot } = await edgeFilesOf(config);
   const artifacts = createArtifactReader(files, { maxBytes: config.edgeManifestCacheBytes });
+  // One proxy for the edge and the launcher: an app answering a long request is not idle.
+  const proxy = proxyFor(supervisor);
   const launcher = createRuntimeLauncher({
     supervisor,
+    inUse: (port) => proxy.inUse(port),
     artifacts,
     runtimesDir: join(config.dataDir, 'runtimes'),
     stateDir: join(config.dataDir, 'runtimes', '.state'),
@@ -92,6 +96,7 @@ export async function startEdge(deps: Deps, sandbox: Sandbox, opts: EdgeOptions 
     artifacts,
     fileCacheBytes: config.edgeFileCacheBytes,
     supervisor,
+    proxy,
     launcher,
     onRequest: edgeRequestHook(deps, (r) => recorder.record(r)),
     ...edgeRecordingOptions(deps),

@@ -19,6 +19,12 @@ function idleTick(s: LauncherState): void {
   const t = s.now();
   for (const [id, at] of s.lastUsed) {
     if (t - at < s.idleStopMs) continue;
+    // A long answer (a stream, a slow report) or an open WebSocket: idle from its end on.
+    const port = s.supervisor.portOf(id);
+    if (port !== undefined && s.opts.inUse?.(port)) {
+      s.lastUsed.set(id, t);
+      continue;
+    }
     forget(s, id);
     void s.supervisor.stop(id);
   }

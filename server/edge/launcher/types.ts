@@ -25,6 +25,11 @@ export interface RuntimeLauncherOptions {
   share?(target: Target): Promise<SandboxShare>;
   /** Stops an app that has had no request for this long (default 30 minutes; 0 never). */
   idleStopMs?: number;
+  /**
+   * Whether the app on `port` is answering a request or holds a WebSocket (Proxy.inUse): such an
+   * app is not idle, however long ago its last request began.
+   */
+  inUse?: (port: number) => boolean;
   /** After a failed start, later requests fail at once for this long instead of retrying (default 10 s). */
   retryAfterMs?: number;
   now?: () => number;

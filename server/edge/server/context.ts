@@ -1,7 +1,7 @@
 import { createArtifactReader, type ArtifactReader } from '../artifact-reader.ts';
 import { createBlobCache } from '../blob-cache.ts';
 import { createCompressedCache, type CompressedCache } from '../compression.ts';
-import { createProxy, type Proxy } from '../proxy.ts';
+import { proxyFor, type Proxy } from '../proxy.ts';
 import { createStaticServer } from '../static.ts';
 import type { EdgeServerOptions } from './types.ts';
 
@@ -26,14 +26,6 @@ export function createEdgeContext(opts: EdgeServerOptions): EdgeContext {
   const compressed = createCompressedCache(opts.artifactsRoot);
   const blobs = createBlobCache(opts.fileCacheBytes ? { maxBytes: opts.fileCacheBytes } : {});
   const files = createStaticServer({ artifacts, compressed, blobs });
-  const supervisor = opts.supervisor;
-  const proxy = createProxy(
-    supervisor?.openConnection && supervisor.canConnect
-      ? {
-          connect: (port, done) => supervisor.openConnection!(port, done),
-          canConnect: (port) => supervisor.canConnect!(port),
-        }
-      : {},
-  );
+  const proxy = opts.proxy ?? proxyFor(opts.supervisor);
   return { opts, artifacts, compressed, files, proxy };
 }

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { ArtifactReader } from '../artifact-reader.ts';
 import type { RuntimeLauncher } from '../launcher.ts';
 import type { ProtectionGate } from '../protection-gate.ts';
+import type { Proxy } from '../proxy.ts';
 import type { HostResolver } from '../resolve-host.ts';
 import type { RuntimeSupervisor } from '../runtime.ts';
 
@@ -29,6 +30,11 @@ export interface EdgeServerOptions {
    */
   supervisor?: Pick<RuntimeSupervisor, 'portOf'> &
     Partial<Pick<RuntimeSupervisor, 'openConnection' | 'canConnect'>>;
+  /**
+   * Forwards requests to apps; by default one over `supervisor`'s connections (proxyFor). Given
+   * when the launcher must ask it which apps are answering (Proxy.inUse).
+   */
+  proxy?: Proxy;
   /** Starts `node` deployments on demand; without it they answer 503 unless already supervised. */
   launcher?: Pick<RuntimeLauncher, 'ensure' | 'touch' | 'runningPort'>;
   /** Called once per response, synchronously: keep it cheap (push to a buffer). */

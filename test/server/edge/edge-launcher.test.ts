@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createArtifactReader } from '../../../server/edge/artifact-reader.ts';
 import { createRuntimeLauncher, type RuntimeLauncher } from '../../../server/edge/launcher.ts';
+import { proxyFor } from '../../../server/edge/proxy.ts';
 import { createHostResolver, type HostResolver, type Target } from '../../../server/edge/resolve-host.ts';
 import { createRuntimeSupervisor, type RuntimeSupervisor } from '../../../server/edge/runtime.ts';
 import { createEdgeServer } from '../../../server/edge/server.ts';
@@ -17,6 +18,13 @@ import { createServiceSandbox } from '../../../server/sandbox/index.ts';
 const APP = `
 import { createServer } from 'node:http';
 createServer((req, res) => {
+  if (req.url.startsWith('/slow')) {
+    // A long streamed answer: a line every 100 ms for ?ms=, then the pid that answered.
+    const ms = Number(new URL(req.url, 'http://x').searchParams.get('ms'));
+    const tick = setInterval(() => res.write('tick\\n'), 100);
+    setTimeout(() => (clearInterval(tick), res.end('done ' + process.pid)), ms);
+    return;
+  }
   res.setHeader('content-type', 'application/json');
   res.end(JSON.stringify({ pid: process.pid, greeting: process.env.GREETING ?? null, cwd: process.cwd() }));
 }).listen(Number(process.env.PORT), '127.0.0.1');
@@ -70,8 +78,11 @@ describe('edge: starting server apps on demand', () => {
       // Generous: a sandboxed start on a loaded 2-core machine can take seconds; no test waits it out.
       startTimeoutMs: 20_000,
     });
+    // Wired as the edge role does: one proxy, which the launcher asks whether an app is answering.
+    const proxy = proxyFor(supervisor);
     launcher = createRuntimeLauncher({
       supervisor,
+      inUse: (port) => proxy.inUse(port),
       artifacts: createArtifactReader(root),
       runtimesDir,
       env: async (target) => {
@@ -82,7 +93,7 @@ describe('edge: starting server apps on demand', () => {
       retryAfterMs: 60_000,
     });
     resolver = createHostResolver(t.deps, { ttlMs: 0 });
-    edge = createEdgeServer({ resolver, artifactsRoot: root, supervisor, launcher });
+    edge = createEdgeServer({ resolver, artifactsRoot: root, supervisor, launcher, proxy });
     port = await listen(edge);
   });
   afterAll(async () => {
@@ -129,6 +140,21 @@ describe('edge: starting server apps on demand', () => {
     const second = JSON.parse((await get(d.host)).text);
     expect(second.greeting).toBe('hello production');
     expect(supervisor.status(d.id)!.pid).not.toBe(firstPid);
+  });
+
+  it('does not stop an app as idle while it answers a long request, and stops it after', async () => {
+    const p = await insertProject(t, orgId);
+    const d = await insertDeployment(t, p.id, {
+      artifact_id: artifactId,
+      runtime: nodeRuntime('node server.mjs'),
+    });
+    const { pid } = JSON.parse((await get(d.host)).text);
+    // Eight times the idle time (200 ms), with no other request meanwhile.
+    const slow = await get(d.host, '/slow?ms=1600');
+    expect(slow.status).toBe(200);
+    expect(slow.text.match(/tick/g)?.length).toBeGreaterThanOrEqual(10);
+    expect(slow.text.endsWith(`done ${pid}`)).toBe(true);
+    await expect.poll(() => supervisor.status(d.id), { timeout: 5000 }).toBeUndefined();
   });
 
   it('runs a rollback from the build it reuses', async () => {
@@ -181,8 +207,11 @@ describe('edge: stopping the apps of one project', () => {
       log: () => undefined,
       startTimeoutMs: 10_000,
     });
+    // Wired as the edge role does: one proxy, which the launcher asks whether an app is answering.
+    const proxy = proxyFor(supervisor);
     launcher = createRuntimeLauncher({
       supervisor,
+      inUse: (port) => proxy.inUse(port),
       artifacts: createArtifactReader(root),
       runtimesDir: join(t.dataDir, 'runtimes'),
       // A start waits here, after writing the files out and before running anything, when told to.

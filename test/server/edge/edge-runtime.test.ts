@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHostResolver } from '../../../server/edge/resolve-host.ts';
 import { createRuntimeLogSink } from '../../../server/edge/runtime-log.ts';
 import { createRuntimeSupervisor, type RuntimeSupervisor } from '../../../server/edge/runtime.ts';
+import { proxyFor, type Proxy } from '../../../server/edge/proxy.ts';
 import { createEdgeServer } from '../../../server/edge/server.ts';
 import { createTestApp, type TestApp } from '../../helpers/app.ts';
 import { ManualClock } from '../../helpers/clock.ts';
@@ -82,6 +83,7 @@ describe('edge: server apps', () => {
   let dir: string;
   let supervisor: RuntimeSupervisor;
   let edge: Server;
+  let proxy: Proxy;
   let port: number;
   const lines: { id: string; line: string; stream: string }[] = [];
   let deploymentId: string;
@@ -107,10 +109,12 @@ describe('edge: server apps', () => {
     const d = await insertDeployment(t, p.id);
     deploymentId = d.id;
     host = `${d.host}.localhost`;
+    proxy = proxyFor(supervisor);
     edge = createEdgeServer({
       resolver: createHostResolver(t.deps, { ttlMs: 0, runtimePort: (id) => supervisor.portOf(id) }),
       artifactsRoot: t.deps.config.artifactsDir,
       supervisor,
+      proxy,
     });
     port = await listen(edge);
   });
@@ -306,7 +310,11 @@ describe('edge: server apps', () => {
     );
     ok.socket!.write('ping');
     expect(await echoed).toBe('ping');
+    // An open WebSocket keeps its app from being stopped as idle (the launcher asks inUse).
+    const appPort = supervisor.portOf(deploymentId)!;
+    expect(proxy.inUse(appPort)).toBe(true);
     ok.socket!.destroy();
+    await expect.poll(() => proxy.inUse(appPort), { timeout: 5000 }).toBe(false);
     const refused = await upgrade('nowhere.localhost');
     expect(refused.status).toBe(404);
   });
