@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { ClaimedGitHubEvent } from '../../../api/schemas/github-events.ts';
 import type { Actor, Deps } from '../deps.ts';
-import { GITHUB_EVENT_JOB, type GitHubEventPayload } from './event-job.ts';
+import { decodeJson } from '../../lib/json-column.ts';
+import { GITHUB_EVENT_JOB, GitHubEventPayload } from './event-job.ts';
 
 /**
  * Claims up to `limit` of the caller's events that are due, through the shared queue: an event's
@@ -32,7 +33,7 @@ export async function claimGitHubEvents(
       );
       continue;
     }
-    const p = JSON.parse(job.payload) as GitHubEventPayload;
+    const p = decodeJson(GitHubEventPayload, job.payload, `GitHub event ${job.id}'s payload`);
     claimed.push({
       id: job.id,
       deliveryId: p.deliveryId,

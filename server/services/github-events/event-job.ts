@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { z } from 'zod';
 import type { Job } from '../../queue/queue.ts';
 
 /**
@@ -11,12 +12,13 @@ export const GITHUB_EVENT_JOB = 'github.event';
 export const MAX_ATTEMPTS = 10;
 
 /** What an event job carries: the delivery as GitHub sent it. */
-export interface GitHubEventPayload {
-  deliveryId: string;
-  name: string;
-  body: string;
-  signature: string;
-}
+export const GitHubEventPayload = z.object({
+  deliveryId: z.string(),
+  name: z.string(),
+  body: z.string(),
+  signature: z.string(),
+});
+export type GitHubEventPayload = z.infer<typeof GitHubEventPayload>;
 
 /**
  * The payload's text, `deliveryId` first: a duplicate's delivery id is then read from the first
