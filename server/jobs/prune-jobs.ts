@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Deps } from '../services/deps.ts';
 import { GITHUB_EVENT_JOB } from '../services/github-events/event-job.ts';
+import { DELIVERY_JOB } from '../services/webhooks/delivery-job.ts';
 
 /** Rows deleted per statement: short transactions, so a large backlog never holds SQLite's lock long. */
 const BATCH = 1000;
@@ -10,6 +11,8 @@ const BATCH = 1000;
  * batches, through the partial index `jobs_finished`. Nothing reads a finished job: a deployment
  * keeps its own status and log, so the table holds only open jobs and recent history. The GitHub
  * App's events keep to their own week (pruneGitHubEvents): a kept event is what recognises a replay.
+ * Webhook deliveries are kept until their webhook is deleted, as before they were jobs: the
+ * deliveries list shows them with their attempts.
  */
 export async function pruneFinishedJobs(deps: Pick<Deps, 'db' | 'clock' | 'config'>): Promise<number> {
   const before = new Date(deps.clock.now().getTime() - deps.config.jobRetentionMs).toISOString();
@@ -23,7 +26,7 @@ export async function pruneFinishedJobs(deps: Pick<Deps, 'db' | 'clock' | 'confi
           .select('id')
           .where(sql<boolean>`status in ('done', 'failed')`)
           .where('updated_at', '<', before)
-          .where('kind', '!=', GITHUB_EVENT_JOB)
+          .where('kind', 'not in', [GITHUB_EVENT_JOB, DELIVERY_JOB])
           .limit(BATCH),
       )
       .executeTakeFirst();

@@ -35,6 +35,8 @@ export interface EnqueueOptions {
   id?: string;
   /** A job with this key kept already stands for this one: nothing new is stored. */
   dedupeKey?: string;
+  /** What it is about, for listings by it (webhook deliveries: the webhook; index `jobs_subject`). */
+  subject?: string;
 }
 
 /** Narrows a claim to the jobs of one owner (claims through the API). */
@@ -213,6 +215,7 @@ export function createJobQueue(
       seq,
       owner_user_id: opts.ownerUserId ?? null,
       dedupe_key: opts.dedupeKey ?? null,
+      subject: opts.subject ?? null,
       created_at: at,
       updated_at: at,
     });

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { Gauge, type Registry } from 'prom-client';
 import type { Deps } from '../services/deps.ts';
 import { GITHUB_EVENT_JOB } from '../services/github-events/event-job.ts';
+import { DELIVERY_JOB } from '../services/webhooks/delivery-job.ts';
 import type { PoolStats } from '../store/db.ts';
 import type { OpsMetrics } from '../ops-metrics/ops-metrics.ts';
 
@@ -23,7 +24,7 @@ const gauge = (registry: Registry, name: string, help: string, labelNames: strin
 
 /**
  * The database's backlogs, read at each scrape: jobs waiting by kind (builds are
- * `deployment.build`) and the oldest one's wait, jobs running, webhook deliveries waiting, the
+ * `deployment.build`) and the oldest one's wait, jobs running, webhook deliveries waiting (jobs of kind `webhook.deliver`, counted among the jobs too), the
  * GitHub App's events waiting, and this process's pool. One query each, on indexes that lead with
  * the status. Every process on the same database reports the same backlogs: aggregate them with
  * max(), not sum().
@@ -77,9 +78,10 @@ export function registerBacklogs(ops: OpsMetrics, deps: BacklogDeps): void {
     deliveries.reset();
     deliveriesAge.reset();
     const row = await deps.db
-      .selectFrom('webhook_deliveries')
+      .selectFrom('jobs')
       .select([sql<number>`count(*)`.as('n'), sql<string | null>`min(created_at)`.as('oldest')])
-      .where('status', '=', 'pending')
+      .where(sql<boolean>`status in ('queued', 'running')`)
+      .where('kind', '=', DELIVERY_JOB)
       .executeTakeFirst();
     deliveries.set(Number(row?.n ?? 0));
     deliveriesAge.set(ageOf(row?.oldest, deps.clock.now().getTime()));

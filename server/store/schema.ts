@@ -215,6 +215,8 @@ export interface JobsTable {
   owner_user_id: string | null;
   /** A job with the key of one kept already is not stored again (unique where set). */
   dedupe_key: string | null;
+  /** What the job is about, for listings by it (webhook deliveries: the webhook's id). */
+  subject: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -251,18 +253,6 @@ export interface WebhooksTable {
   events: string;
   secret_ciphertext: string;
   active: number;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface WebhookDeliveriesTable {
-  id: string;
-  webhook_id: string;
-  event: string;
-  payload: string;
-  status: 'pending' | 'success' | 'failed';
-  attempt_count: number;
-  next_attempt_at: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -555,7 +545,6 @@ export interface Database {
   uploaded_files: UploadedFilesTable;
   env_vars: EnvVarsTable;
   webhooks: WebhooksTable;
-  webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
   rate_limits: RateLimitsTable;
   alerts: AlertsTable;

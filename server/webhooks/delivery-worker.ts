@@ -1,7 +1,8 @@
 import { startClaimLoop, type ClaimLoop, type Lane } from '../jobs/claim-loop.ts';
 import type { Deps } from '../services/deps.ts';
 import { attemptDelivery, type AttemptIo } from './attempt-delivery.ts';
-import { claimDueDeliveries, releaseClaim, type ClaimedDelivery } from './claim-deliveries.ts';
+import { claimDeliveries, releaseClaim, type ClaimedDelivery } from './delivery-claims.ts';
+import { newId } from '../lib/ids.ts';
 import { DELIVERY_JOB } from '../services/webhooks/outbox.ts';
 import { postPinned, postWithFetch } from './post-pinned.ts';
 import { dropOrphan, recordAttempt, skipDelivery } from './record-attempt.ts';
@@ -23,7 +24,10 @@ export interface DeliveryWorkerOptions {
    */
   slowAfterMs?: number;
   waitingConcurrency?: number;
-  /** Attempts to one webhook in flight at once in this worker; default 2. */
+  /**
+   * Attempts to one webhook in flight at once, in every process on the database together (the
+   * claim counts its live leases); default 2.
+   */
   perEndpoint?: number;
   /** How often to look for due deliveries when nothing wakes the worker (retries, other processes). */
   pollMs?: number;
@@ -44,13 +48,15 @@ export type DeliveryDeps = Pick<Deps, 'db' | 'clock' | 'config' | 'cipher' | 'lo
 const INACTIVE = 'not sent: the webhook is inactive because its receiver answered 410 Gone';
 
 /**
- * Sends webhook deliveries from the outbox table, fairly: at most `perEndpoint` attempts per
- * webhook, and an attempt whose receiver is slow to answer gives its slot up after `slowAfterMs`,
- * so receivers that hang (up to `waitingConcurrency` of them) do not delay anyone else's events. It wakes as soon as a transaction in this
- * process that wrote deliveries commits (`queue.notify(DELIVERY_JOB)`), and polls every `pollMs`
- * for retries that came due and for deliveries other processes wrote. Claims are leases on the
- * delivery rows themselves (see claim-deliveries.ts), so any number of workers in any number of
- * processes can run against one database.
+ * Sends webhook deliveries (jobs of kind `webhook.deliver` in the shared queue), fairly: at most
+ * `perEndpoint` attempts per webhook in flight across every process, and an attempt whose
+ * receiver is slow to answer gives its place in this worker's fast lane up after `slowAfterMs`,
+ * so receivers that hang (up to `waitingConcurrency` of them) do not delay anyone else's events.
+ * It wakes as soon as a transaction in this process that wrote deliveries commits
+ * (`queue.notify(DELIVERY_JOB)`), and polls every `pollMs` for retries that came due and for
+ * deliveries other processes wrote. Claims are the queue's leases with the webhook as the fair key
+ * (see delivery-claims.ts), so any number of workers in any number of processes can run against
+ * one database.
  */
 export function startDeliveryWorker(deps: DeliveryDeps, opts: DeliveryWorkerOptions = {}): DeliveryWorker {
   const concurrency = opts.concurrency ?? 16;
@@ -58,6 +64,8 @@ export function startDeliveryWorker(deps: DeliveryDeps, opts: DeliveryWorkerOpti
   const waitingConcurrency = opts.waitingConcurrency ?? 256;
   const perEndpoint = opts.perEndpoint ?? 2;
   const random = opts.random ?? Math.random;
+  /** This worker's claims are its jobs' holder (`locked_by`). */
+  const holder = `webhooks-${newId('job')}`;
   const io: Omit<AttemptIo, 'stop'> = {
     lookup: opts.lookup ?? systemLookup,
     post: opts.fetchImpl ? postWithFetch(opts.fetchImpl) : postPinned,
@@ -65,8 +73,6 @@ export function startDeliveryWorker(deps: DeliveryDeps, opts: DeliveryWorkerOpti
     timeoutMs: opts.timeoutMs ?? 10_000,
   };
 
-  /** In-flight attempts by webhook id, for the per-endpoint bound. */
-  const byEndpoint = new Map<string, number>();
   /** Attempts in the fast lane that have run past `slowAfterMs`, oldest first, waiting to move. */
   const overdue: ClaimedDelivery[] = [];
   const waiting = new Set<ClaimedDelivery>();
@@ -104,7 +110,7 @@ export function startDeliveryWorker(deps: DeliveryDeps, opts: DeliveryWorkerOpti
       { ...d, payload, url: d.webhook.url, secret, at: new Date(at) },
       { ...io, stop },
     );
-    if (result.kind === 'interrupted') return releaseClaim(deps.db, deps.clock, d);
+    if (result.kind === 'interrupted') return releaseClaim(deps.queue, d);
     const status = await recordAttempt(
       deps.db,
       deps.clock,
@@ -119,8 +125,6 @@ export function startDeliveryWorker(deps: DeliveryDeps, opts: DeliveryWorkerOpti
   }
 
   async function run(d: ClaimedDelivery, signal: AbortSignal): Promise<void> {
-    // Counted before the next claim reads it (a run starts synchronously).
-    byEndpoint.set(d.webhookId, (byEndpoint.get(d.webhookId) ?? 0) + 1);
     const slow = setTimeout(() => {
       overdue.push(d);
       if (moveOverdue()) loop.wake(DELIVERY_JOB);
@@ -131,9 +135,6 @@ export function startDeliveryWorker(deps: DeliveryDeps, opts: DeliveryWorkerOpti
       clearTimeout(slow);
       if (overdue.includes(d)) overdue.splice(overdue.indexOf(d), 1);
       waiting.delete(d);
-      const left = byEndpoint.get(d.webhookId)! - 1;
-      if (left > 0) byEndpoint.set(d.webhookId, left);
-      else byEndpoint.delete(d.webhookId);
       // The claim loop wakes once this run is over.
       moveOverdue();
     }
@@ -142,9 +143,9 @@ export function startDeliveryWorker(deps: DeliveryDeps, opts: DeliveryWorkerOpti
   const lane: Lane<ClaimedDelivery> = {
     name: DELIVERY_JOB,
     room: (running) => concurrency - (running - waiting.size),
-    claim: (limit) => claimDueDeliveries(deps.db, deps.clock, limit, { perEndpoint, inFlight: byEndpoint }),
+    claim: (limit) => claimDeliveries(deps.db, deps.queue, holder, limit, perEndpoint),
     run,
-    release: (d) => releaseClaim(deps.db, deps.clock, d),
+    release: (d) => releaseClaim(deps.queue, d),
   };
   // An attempt aborted on stop is given back by `deliver`, once its request has ended.
   const loop = startClaimLoop(deps, [lane], { pollMs: opts.pollMs ?? 1000, windDownMs: Infinity });

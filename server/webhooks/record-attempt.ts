@@ -3,7 +3,7 @@ import { isDatabaseUnavailable } from '../http/errors.ts';
 import type { Clock } from '../lib/clock.ts';
 import type { Database } from '../store/schema.ts';
 import { retryDelayMs } from './backoff.ts';
-import type { ClaimedDelivery } from './claim-deliveries.ts';
+import type { ClaimedDelivery } from './delivery-claims.ts';
 
 /** What one attempt came to. */
 export type AttemptOutcome =
@@ -64,12 +64,21 @@ function writeAttempt(
 ): Promise<'success' | 'failed' | 'pending' | null> {
   const { outcome } = record;
   return db.transaction().execute(async (tx) => {
+    // The delivery's job: waiting for its retry (run_at is the next attempt), done, or failed.
     const res = await tx
-      .updateTable('webhook_deliveries')
-      .set({ status, next_attempt_at: nextAttemptAt, updated_at: now.toISOString() })
+      .updateTable('jobs')
+      .set({
+        status: status === 'success' ? 'done' : status === 'pending' ? 'queued' : 'failed',
+        run_at: nextAttemptAt ?? now.toISOString(),
+        lease_until: null,
+        locked_by: null,
+        last_error: outcome.kind === 'failed' && outcome.error !== null ? outcome.error.slice(0, 2000) : null,
+        updated_at: now.toISOString(),
+      })
       .where('id', '=', d.id)
-      .where('status', '=', 'pending')
-      .where('attempt_count', '=', d.attempt)
+      .where('status', '=', 'running')
+      .where('locked_by', '=', d.holder)
+      .where('attempts', '=', d.attempt)
       .executeTakeFirst();
     if (Number(res.numUpdatedRows) !== 1) return null;
     await tx
@@ -109,6 +118,6 @@ export function skipDelivery(db: Kysely<Database>, clock: Clock, d: ClaimedDeliv
 export async function dropOrphan(db: Kysely<Database>, d: ClaimedDelivery): Promise<void> {
   await db.transaction().execute(async (tx) => {
     await tx.deleteFrom('webhook_attempts').where('delivery_id', '=', d.id).execute();
-    await tx.deleteFrom('webhook_deliveries').where('id', '=', d.id).execute();
+    await tx.deleteFrom('jobs').where('id', '=', d.id).execute();
   });
 }

@@ -17,6 +17,7 @@ import { findOrCreateUser } from '../../server/services/users/find-or-create-use
 import { createTestDatabase, terminateBackends, type TestDatabase } from '../helpers/database.ts';
 import { createGitRepo, type GitRepo } from '../helpers/git-repo.ts';
 import { waitFor } from '../helpers/wait-for.ts';
+import { readDeliveries } from '../helpers/deliveries.ts';
 
 const url = process.env.SLIPWAY_TEST_DATABASE_URL;
 
@@ -329,11 +330,7 @@ describe.skipIf(!url)(
         const deliveries = await waitFor(
           'every delivery',
           async () => {
-            const rows = await deps.db
-              .selectFrom('webhook_deliveries')
-              .select(['id', 'status'])
-              .where('webhook_id', '=', hook.body.data.id)
-              .execute();
+            const rows = await readDeliveries(deps.db, { webhookId: hook.body.data.id });
             return rows.length === 400 && rows.every((r) => r.status === 'success') && rows;
           },
           60_000,

@@ -10,6 +10,7 @@ import {
 import { setProjectStatus } from '../../server/services/projects/set-project-status.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { ManualClock } from '../helpers/clock.ts';
+import { readDeliveries } from '../helpers/deliveries.ts';
 
 describe('deployments', () => {
   let t: TestApp;
@@ -238,12 +239,7 @@ describe('deployments', () => {
         .execute();
       const d = await deploy(pid, { branch: 'main' });
       await goLive(d.id);
-      const deliveries = await t.deps.db
-        .selectFrom('webhook_deliveries')
-        .selectAll()
-        .where('webhook_id', '=', webhookId)
-        .orderBy('created_at')
-        .execute();
+      const deliveries = await readDeliveries(t.deps.db, { webhookId });
       expect(deliveries.map((x) => x.event)).toEqual(['deployment.created', 'deployment.success']);
       expect(deliveries.every((x) => x.status === 'pending')).toBe(true);
       const created = JSON.parse(deliveries[0]!.payload);
@@ -504,11 +500,7 @@ describe('deployments', () => {
     const preview = await deploy(pid, { branch: 'feature' });
     await goLive(preview.id);
     expect((await t.call(alice, 'POST', `/v1/deployments/${preview.id}/promote`)).status).toBe(200);
-    const deliveries = await t.deps.db
-      .selectFrom('webhook_deliveries')
-      .select(['event', 'payload'])
-      .where('webhook_id', '=', webhookId)
-      .execute();
+    const deliveries = await readDeliveries(t.deps.db, { webhookId });
     expect(deliveries.map((d) => d.event)).toEqual(['deployment.promoted']);
     expect(JSON.parse(deliveries[0]!.payload).data).toMatchObject({
       deploymentId: preview.id,

@@ -10,6 +10,7 @@ import { dnsRecordsFor, EDGE_ADDRESS_HINT } from '../../server/services/domains/
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { addMember } from '../helpers/members.ts';
+import { readDeliveries } from '../helpers/deliveries.ts';
 
 /** A resolver the test programs: a TXT answer (chunks per record), or an error code to throw. */
 class FakeDns implements Dns {
@@ -324,7 +325,7 @@ describe('domains', () => {
       const job = jobs.at(-1)!;
       expect(JSON.parse(job.payload)).toEqual({ domainId: res.body.data.id });
       expect(job.status).toBe('queued');
-      const deliveries = await t.deps.db.selectFrom('webhook_deliveries').selectAll().execute();
+      const deliveries = await readDeliveries(t.deps.db);
       expect(deliveries).toHaveLength(1);
       expect(deliveries[0]!.event).toBe('domain.verified');
       expect(JSON.parse(deliveries[0]!.payload)).toEqual({
@@ -347,7 +348,7 @@ describe('domains', () => {
       expect(again.body.data).toEqual(res.body.data);
       expect(fake.asked.length).toBe(asked);
       expect(await jobsOf()).toHaveLength(jobsBefore + 1);
-      expect(await t.deps.db.selectFrom('webhook_deliveries').selectAll().execute()).toHaveLength(1);
+      expect(await readDeliveries(t.deps.db)).toHaveLength(1);
       const listed = await t.call(viewer, 'GET', domains(pid));
       expect(listed.body.data[0]).toMatchObject({ status: 'verified', verifiedAt: res.body.data.verifiedAt });
     });

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { pruneFinishedJobs } from '../../server/jobs/prune-jobs.ts';
+import { DELIVERY_JOB } from '../../server/services/webhooks/delivery-job.ts';
 import { startWorker, type Worker } from '../../server/jobs/worker.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { ManualClock } from '../helpers/clock.ts';
@@ -215,6 +216,8 @@ describe('durable job queue', () => {
     // 2,500 old finished jobs: more than two batches.
     const old: string[] = [];
     for (let i = 0; i < 2500; i++) old.push(await finish('test.old', i % 5 === 0 ? 'failed' : 'done'));
+    // Webhook deliveries are kept until their webhook goes (the deliveries list shows them).
+    const delivered = await finish(DELIVERY_JOB, 'done');
     const stillQueued = await q.enqueue(
       t.deps.db,
       'test.waiting',
@@ -225,7 +228,7 @@ describe('durable job queue', () => {
     const recent = await finish('test.recent', 'done');
     expect(await pruneFinishedJobs(t.deps)).toBe(2500);
     const left = await t.deps.db.selectFrom('jobs').select(['id', 'status']).orderBy('id').execute();
-    expect(left.map((j) => j.id).sort()).toEqual([stillQueued, recent].sort());
+    expect(left.map((j) => j.id).sort()).toEqual([delivered, stillQueued, recent].sort());
     expect(await pruneFinishedJobs(t.deps)).toBe(0);
     // The claim still finds the open job when it is due.
     clock.advance(864e6);

@@ -189,7 +189,7 @@ describe(`query plans (${testDialect()})`, () => {
     await expectIndexOrder('deploy_hooks', 'deploy_hooks_project_created', () =>
       listDeployHooks(traced, actor, projectId, { ...q, cursor }),
     );
-    await expectIndexOrder('webhook_deliveries', 'webhook_deliveries_list', () =>
+    await expectIndexOrder('jobs', 'jobs_subject', () =>
       listDeliveries(traced, actor, projectId, webhookId, { ...q, cursor }),
     );
     await expectIndexOrder('alerts', 'alerts_list', () => listAlerts(traced, actor, projectId, q));

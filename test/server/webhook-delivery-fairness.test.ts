@@ -3,11 +3,14 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { WebhookEvent } from '../../api/schemas/webhooks.ts';
 import { newId } from '../../server/lib/ids.ts';
 import { markBuilding } from '../../server/services/deployments/deployment-state.ts';
-import { claimDueDeliveries } from '../../server/webhooks/claim-deliveries.ts';
+import { DELIVERY_JOB, enqueueDelivery } from '../../server/services/webhooks/delivery-job.ts';
+import { claimDeliveries } from '../../server/webhooks/delivery-claims.ts';
+import { recordAttempt } from '../../server/webhooks/record-attempt.ts';
 import { startDeliveryWorker, type DeliveryWorker } from '../../server/webhooks/delivery-worker.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { startStub, type StubServer } from '../helpers/stub-server.ts';
 import { waitFor } from '../helpers/wait-for.ts';
+import { readDeliveries } from '../helpers/deliveries.ts';
 
 const SECRET = 'whsec-0123456789abcdef';
 
@@ -40,7 +43,7 @@ describe('fair webhook delivery', () => {
     await Promise.all(workers.splice(0).map((w) => w.stop(0)));
     await Promise.all(stubs.splice(0).map((s) => s.close()));
     await t.deps.db.deleteFrom('webhook_attempts').execute();
-    await t.deps.db.deleteFrom('webhook_deliveries').execute();
+    await t.deps.db.deleteFrom('jobs').where('kind', '=', DELIVERY_JOB).execute();
   });
   afterAll(() => t.close());
 
@@ -136,44 +139,60 @@ describe('fair webhook delivery', () => {
     expect(hanging.ended()).toBe(0);
     // ...and that claim round took no more of the backlog.
     expect(hanging.times).toHaveLength(2);
-    const claimed = await t.deps.db
-      .selectFrom('webhook_deliveries')
-      .select('attempt_count')
-      .where('webhook_id', '=', webhookId)
-      .execute();
-    expect(claimed.map((r) => Number(r.attempt_count)).sort()).toEqual([0, 0, 0, 0, 1, 1]);
+    const claimed = await readDeliveries(t.deps.db, { webhookId });
+    expect(claimed.map((r) => r.attempt_count).sort()).toEqual([0, 0, 0, 0, 1, 1]);
   });
+
+  /** A delivery to `hook` due at `at` (ms), as recordEvent stores one. */
+  const dueAt = (hook: string, at: number) =>
+    t.deps.queue.enqueue(
+      t.deps.db,
+      DELIVERY_JOB,
+      { event: 'deployment.created', body: '{}' },
+      { id: newId('whd'), fairKey: hook, subject: hook, runAt: new Date(at), maxAttempts: 8 },
+    );
+  const claim = (limit: number, perEndpoint: number) =>
+    claimDeliveries(t.deps.db, t.deps.queue, 'one-worker', limit, perEndpoint);
 
   it('claims the oldest due deliveries of each endpoint within its allowance', async () => {
     const now = t.deps.clock.now().getTime();
     const a = newId('whk');
     const b = newId('whk');
-    const rows = [
-      ...[0, 1, 2, 3, 4].map((i) => ({ hook: a, at: now - 10_000 + i })),
-      { hook: b, at: now - 1_000 },
-    ].map(({ hook, at }) => ({
-      id: newId('whd'),
-      webhook_id: hook,
-      event: 'deployment.created',
-      payload: '{}',
-      status: 'pending' as const,
-      attempt_count: 0,
-      next_attempt_at: new Date(at).toISOString(),
-      created_at: new Date(at).toISOString(),
-      updated_at: new Date(at).toISOString(),
-    }));
-    await t.deps.db.insertInto('webhook_deliveries').values(rows).execute();
-    const first = await claimDueDeliveries(t.deps.db, t.deps.clock, 3, {
-      perEndpoint: 1,
-      inFlight: new Map(),
-    });
-    expect(first.map((d) => d.id).sort()).toEqual([rows[0]!.id, rows[5]!.id].sort());
+    const ids: string[] = [];
+    for (const i of [0, 1, 2, 3, 4]) ids.push(await dueAt(a, now - 10_000 + i));
+    ids.push(await dueAt(b, now - 1_000));
+    // One each: A's five older due deliveries do not starve B's one.
+    const first = await claim(3, 1);
+    expect(first.map((d) => d.id).sort()).toEqual([ids[0]!, ids[5]!].sort());
+    expect(first.map((d) => d.attempt)).toEqual([1, 1]);
     // A's one allowed attempt is in flight: nothing more of A, B has nothing due.
-    const busy = new Map([[a, 1]]);
-    expect(await claimDueDeliveries(t.deps.db, t.deps.clock, 3, { perEndpoint: 1, inFlight: busy })).toEqual(
-      [],
-    );
-    const next = await claimDueDeliveries(t.deps.db, t.deps.clock, 3, { perEndpoint: 2, inFlight: busy });
-    expect(next.map((d) => d.id)).toEqual([rows[1]!.id]);
+    expect(await claim(3, 1)).toEqual([]);
+    // Allowed two, A gets its next oldest.
+    const next = await claim(3, 2);
+    expect(next.map((d) => d.id)).toEqual([ids[1]!]);
+  });
+
+  it('does not hold a newer delivery back behind one of the same webhook waiting for its retry', async () => {
+    const hook = newId('whk');
+    const older = await enqueueDelivery(t.deps.db, t.deps.queue, hook, 'deployment.created', '{}');
+    const [first] = await claim(1, 1);
+    expect(first?.id).toBe(older);
+    const status = await recordAttempt(t.deps.db, t.deps.clock, first!, {
+      at: t.deps.clock.now().toISOString(),
+      durationMs: 5,
+      outcome: { kind: 'failed', statusCode: 503, error: null },
+    });
+    expect(status).toBe('pending');
+    const [waiting] = await readDeliveries(t.deps.db, { id: older });
+    expect(waiting).toMatchObject({ status: 'pending', attempt_count: 1 });
+    // The retry waits about 10 s (backoff.ts).
+    expect(Date.parse(waiting!.next_attempt_at!) - t.deps.clock.now().getTime()).toBeGreaterThan(8_000);
+
+    const newer = await enqueueDelivery(t.deps.db, t.deps.queue, hook, 'deployment.created', '{}');
+    // Even allowed one attempt at a time, the webhook's newer delivery goes now: the older one
+    // holds no slot while it waits.
+    const next = await claim(3, 1);
+    expect(next.map((d) => d.id)).toEqual([newer]);
+    expect(await claim(3, 1)).toEqual([]);
   });
 });

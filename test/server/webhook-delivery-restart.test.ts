@@ -2,7 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { CLAIM_LEASE_MS, claimDueDeliveries } from '../../server/webhooks/claim-deliveries.ts';
+import { CLAIM_LEASE_MS, claimDeliveries } from '../../server/webhooks/delivery-claims.ts';
+import { readDeliveries } from '../helpers/deliveries.ts';
 import { startDeliveryWorker, type DeliveryWorker } from '../../server/webhooks/delivery-worker.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { ManualClock } from '../helpers/clock.ts';
@@ -60,12 +61,11 @@ describe('deliveries across worker stops and crashes, and the injected transport
     expect(w.status).toBe(201);
     return { projectId, webhookId: w.body.data.id as string };
   }
-  const deliveryOf = (t: TestApp, webhookId: string) =>
-    t.deps.db
-      .selectFrom('webhook_deliveries')
-      .selectAll()
-      .where('webhook_id', '=', webhookId)
-      .executeTakeFirstOrThrow();
+  const deliveryOf = async (t: TestApp, webhookId: string) => {
+    const [first] = await readDeliveries(t.deps.db, { webhookId });
+    if (!first) throw new Error(`no delivery for ${webhookId}`);
+    return first;
+  };
   const attemptsOf = (t: TestApp, deliveryId: string) =>
     t.deps.db
       .selectFrom('webhook_attempts')
@@ -113,7 +113,7 @@ describe('deliveries across worker stops and crashes, and the injected transport
     expect((await t.call(alice, 'POST', `/v1/projects/${projectId}/deployments`, {})).status).toBe(201);
 
     // A worker claims the delivery and dies before sending it.
-    const [claimed] = await claimDueDeliveries(t.deps.db, clock, 10);
+    const [claimed] = await claimDeliveries(t.deps.db, t.deps.queue, 'a-dying-worker', 10, 2);
     expect(claimed).toMatchObject({ webhookId, attempt: 1 });
     const w = worker(t);
     await w.idle();
@@ -136,15 +136,13 @@ describe('deliveries across worker stops and crashes, and the injected transport
     for (let i = 0; i < 20; i++) {
       expect((await t.call(alice, 'POST', `/v1/projects/${projectId}/deployments`, {})).status).toBe(201);
     }
-    const claims = await Promise.all([1, 2, 3, 4].map(() => claimDueDeliveries(t.deps.db, clock, 20)));
+    const claims = await Promise.all(
+      [1, 2, 3, 4].map((n) => claimDeliveries(t.deps.db, t.deps.queue, `worker-${n}`, 20, 20)),
+    );
     const ids = claims.flat().map((c) => c.id);
     expect(ids).toHaveLength(20);
     expect(new Set(ids).size).toBe(20);
-    const rows = await t.deps.db
-      .selectFrom('webhook_deliveries')
-      .select('attempt_count')
-      .where('webhook_id', '=', webhookId)
-      .execute();
+    const rows = await readDeliveries(t.deps.db, { webhookId });
     expect(rows.map((r) => r.attempt_count)).toEqual(Array(20).fill(1));
   });
 

@@ -20,6 +20,8 @@ import { ManualClock } from '../helpers/clock.ts';
 import { addMember } from '../helpers/members.ts';
 import { startStub, type StubServer } from '../helpers/stub-server.ts';
 import { waitFor } from '../helpers/wait-for.ts';
+import { readDeliveries } from '../helpers/deliveries.ts';
+import { enqueueDelivery } from '../../server/services/webhooks/delivery-job.ts';
 
 const SECRET = 'whsec-0123456789abcdef';
 const COMMIT = '9fceb02d0ae598e95dc970b74767f19372d61af8';
@@ -102,12 +104,11 @@ describe('webhook delivery', () => {
     return res.body.data as any[];
   };
 
-  const row = (webhookId: string) =>
-    t.deps.db
-      .selectFrom('webhook_deliveries')
-      .selectAll()
-      .where('webhook_id', '=', webhookId)
-      .executeTakeFirstOrThrow();
+  const row = async (webhookId: string) => {
+    const [first] = await readDeliveries(t.deps.db, { webhookId });
+    if (!first) throw new Error(`no delivery for ${webhookId}`);
+    return first;
+  };
 
   /** Waits until the delivery's attempt number `n` is recorded. */
   const attempted = (webhookId: string, n: number) =>
@@ -164,11 +165,7 @@ describe('webhook delivery', () => {
     // created, building, deploying, success (prod); created, failed; created, building,
     // deploying, success, promoted (preview); two domain events.
     await waitFor('13 deliveries', () => rx.requests.length === 13);
-    const stored = await t.deps.db
-      .selectFrom('webhook_deliveries')
-      .selectAll()
-      .where('webhook_id', '=', webhookId)
-      .execute();
+    const stored = await readDeliveries(t.deps.db, { webhookId });
     expect(stored).toHaveLength(13);
     expect(new Set(rx.requests.map((r) => r.headers['x-slipway-event']))).toEqual(new Set(WEBHOOK_EVENTS));
 
@@ -391,21 +388,13 @@ describe('webhook delivery', () => {
 
     // A delivery written before the deactivation (here: directly) is dropped with the reason.
     const now = clock.now().toISOString();
-    const queuedId = newId('whd');
-    await t.deps.db
-      .insertInto('webhook_deliveries')
-      .values({
-        id: queuedId,
-        webhook_id: webhookId,
-        event: 'deployment.created',
-        payload: r.payload,
-        status: 'pending',
-        attempt_count: 0,
-        next_attempt_at: now,
-        created_at: now,
-        updated_at: now,
-      })
-      .execute();
+    const queuedId = await enqueueDelivery(
+      t.deps.db,
+      t.deps.queue,
+      webhookId,
+      'deployment.created',
+      r.payload,
+    );
     t.deps.queue.notify(DELIVERY_JOB);
     await worker.idle();
     const after = await deliveries(projectId, webhookId);
@@ -442,12 +431,7 @@ describe('webhook delivery', () => {
     await worker.idle();
     await new Promise((r) => setTimeout(r, 50));
     expect(rx.requests).toEqual([]);
-    const rows = await t.deps.db
-      .selectFrom('webhook_deliveries')
-      .select('id')
-      .where('webhook_id', '=', webhookId)
-      .execute();
-    expect(rows).toEqual([]);
+    expect(await readDeliveries(t.deps.db, { webhookId })).toEqual([]);
   });
 
   it('starts a delivery right after the commit when idle (well under the poll interval)', async () => {
@@ -485,25 +469,10 @@ describe('webhook delivery', () => {
   });
 
   it('drops a pending delivery whose webhook row is gone', async () => {
-    const now = clock.now().toISOString();
-    const id = newId('whd');
-    await t.deps.db
-      .insertInto('webhook_deliveries')
-      .values({
-        id,
-        webhook_id: newId('whk'),
-        event: 'deployment.created',
-        payload: '{}',
-        status: 'pending',
-        attempt_count: 0,
-        next_attempt_at: now,
-        created_at: now,
-        updated_at: now,
-      })
-      .execute();
+    const id = await enqueueDelivery(t.deps.db, t.deps.queue, newId('whk'), 'deployment.created', '{}');
     t.deps.queue.notify(DELIVERY_JOB);
     await worker.idle();
-    const left = await t.deps.db.selectFrom('webhook_deliveries').select('id').where('id', '=', id).execute();
+    const left = await t.deps.db.selectFrom('jobs').select('id').where('id', '=', id).execute();
     expect(left).toEqual([]);
   });
 

@@ -3,6 +3,7 @@ import { newId } from '../../server/lib/ids.ts';
 import { DELIVERY_JOB, recordEvent } from '../../server/services/webhooks/outbox.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { ManualClock } from '../helpers/clock.ts';
+import { readDeliveries } from '../helpers/deliveries.ts';
 
 const NOW = '2026-11-22T10:00:00.000Z';
 const SECRET = 'whsec-0123456789abcdef';
@@ -180,11 +181,8 @@ describe('webhooks', () => {
       await t.deps.db
         .transaction()
         .execute((tx) => recordEvent(tx, t.deps, pid, 'deployment.success', { deploymentId: 'dpl_a' }));
-      const delivery = await t.deps.db
-        .selectFrom('webhook_deliveries')
-        .select('id')
-        .where('webhook_id', '=', id)
-        .executeTakeFirstOrThrow();
+      const [delivery] = await readDeliveries(t.deps.db, { webhookId: id });
+      if (!delivery) throw new Error('no delivery recorded');
       await t.deps.db
         .insertInto('webhook_attempts')
         .values({ delivery_id: delivery.id, at: NOW, status_code: 500, duration_ms: 12, error: null })
@@ -201,12 +199,10 @@ describe('webhooks', () => {
       expect(res.body).toEqual({ success: true, message: `Webhook ${id} deleted` });
       const left = await t.call(alice, 'GET', hooks(pid));
       expect(left.body.data.map((w: { id: string }) => w.id)).not.toContain(id);
-      const rows = await t.deps.db
-        .selectFrom('webhook_deliveries')
-        .select('id')
-        .where('webhook_id', '=', id)
-        .execute();
-      expect(rows).toEqual([]);
+      expect(await readDeliveries(t.deps.db, { webhookId: id })).toEqual([]);
+      expect(await t.deps.db.selectFrom('jobs').select('id').where('id', '=', delivery.id).execute()).toEqual(
+        [],
+      );
       const attempts = await t.deps.db
         .selectFrom('webhook_attempts')
         .select('id')
@@ -214,11 +210,10 @@ describe('webhooks', () => {
         .execute();
       expect(attempts).toEqual([]);
       // The other webhooks' deliveries stay.
-      const others = await t.deps.db
-        .selectFrom('webhook_deliveries')
-        .select('id')
-        .where('webhook_id', 'in', [ids[1]!, ids[2]!])
-        .execute();
+      const others = [
+        ...(await readDeliveries(t.deps.db, { webhookId: ids[1]! })),
+        ...(await readDeliveries(t.deps.db, { webhookId: ids[2]! })),
+      ];
       expect(others).toHaveLength(2);
       const again = await t.call(alice, 'DELETE', `${hooks(pid)}/${id}`);
       expect(again.status).toBe(404);
@@ -249,13 +244,8 @@ describe('webhooks', () => {
           .execute((tx) =>
             recordEvent(tx, t.deps, pid, event, { deploymentId: 'dpl_1', projectId: pid, status: 'live' }),
           );
-        const row = await t.deps.db
-          .selectFrom('webhook_deliveries')
-          .select('id')
-          .where('webhook_id', '=', hookId)
-          .where('event', '=', event)
-          .executeTakeFirstOrThrow();
-        deliveryIds.push(row.id);
+        const [row] = await readDeliveries(t.deps.db, { webhookId: hookId, event });
+        deliveryIds.push(row!.id);
         clock.advance(1000);
       }
       // The first delivery failed twice, then succeeded.
@@ -286,8 +276,8 @@ describe('webhooks', () => {
         ])
         .execute();
       await t.deps.db
-        .updateTable('webhook_deliveries')
-        .set({ status: 'success', attempt_count: 3, next_attempt_at: null })
+        .updateTable('jobs')
+        .set({ status: 'done', attempts: 3 })
         .where('id', '=', deliveryIds[0]!)
         .execute();
     });
@@ -367,11 +357,8 @@ describe('webhooks', () => {
       });
       expect(res.body.data.id).not.toBe(deliveryIds[0]);
       expect(woken).toEqual([DELIVERY_JOB]);
-      const stored = await t.deps.db
-        .selectFrom('webhook_deliveries')
-        .selectAll()
-        .where('id', '=', res.body.data.id)
-        .executeTakeFirstOrThrow();
+      const [stored] = await readDeliveries(t.deps.db, { id: res.body.data.id });
+      if (!stored) throw new Error('the redelivery was not stored');
       expect(stored).toMatchObject({ status: 'pending', attempt_count: 0, event: 'deployment.created' });
       expect(JSON.parse(stored.payload)).toEqual(res.body.data.payload);
       // The original is untouched and the new one lists first.

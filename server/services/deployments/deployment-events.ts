@@ -15,7 +15,7 @@ export type DeploymentEvent = Extract<WebhookEvent, `deployment.${string}`>;
  */
 export function recordDeploymentEvent(
   tx: Kysely<Database>,
-  deps: Pick<Deps, 'clock' | 'urls'>,
+  deps: Pick<Deps, 'clock' | 'urls' | 'queue'>,
   row: DeploymentRow,
   event: DeploymentEvent,
 ): Promise<number> {

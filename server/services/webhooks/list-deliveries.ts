@@ -5,6 +5,7 @@ import { readPage, type ListPage } from '../pagination.ts';
 import type { Actor, Deps } from '../deps.ts';
 import { requireWebhook } from './require-webhook.ts';
 import { toDelivery, type AttemptRow, type DeliveryRow } from './to-webhook.ts';
+import { DELIVERY_COLUMNS, DELIVERY_JOB, deliveryRow } from './delivery-job.ts';
 
 /** Attaches each delivery's attempts, oldest first, with one query for the whole page. */
 export async function withAttempts(db: Kysely<Database>, rows: DeliveryRow[]): Promise<Delivery[]> {
@@ -25,7 +26,7 @@ export async function withAttempts(db: Kysely<Database>, rows: DeliveryRow[]): P
   return rows.map((r) => toDelivery(r, byDelivery.get(r.id) ?? []));
 }
 
-/** A webhook's deliveries, newest first, each with its attempts (any member). */
+/** A webhook's deliveries (its jobs of kind `webhook.deliver`), newest first, each with its attempts (any member). */
 export async function listDeliveries(
   deps: Deps,
   actor: Actor,
@@ -39,12 +40,13 @@ export async function listDeliveries(
   let read = deps.db.transaction();
   if (deps.store.dialect.name === 'postgres') read = read.setIsolationLevel('repeatable read');
   return read.execute(async (tx) => {
-    const base = tx.selectFrom('webhook_deliveries').where('webhook_id', '=', webhook.id);
-    const page = await readPage(base.selectAll(), base, q, {
+    // Index jobs_subject (kind, subject, created_at, id) gives the page and its order.
+    const base = tx.selectFrom('jobs').where('kind', '=', DELIVERY_JOB).where('subject', '=', webhook.id);
+    const page = await readPage(base.select(DELIVERY_COLUMNS), base, q, {
       time: 'created_at',
       id: 'id',
       key: (r) => [r.created_at, r.id],
     });
-    return { ...page, items: await withAttempts(tx, page.items) };
+    return { ...page, items: await withAttempts(tx, page.items.map(deliveryRow)) };
   });
 }

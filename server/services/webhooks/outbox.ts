@@ -1,22 +1,23 @@
 import type { Kysely } from 'kysely';
 import { WebhookEvent } from '../../../api/schemas/webhooks.ts';
-import { newId } from '../../lib/ids.ts';
+import { DELIVERY_JOB, enqueueDelivery } from './delivery-job.ts';
 import type { Database } from '../../store/schema.ts';
 import type { Deps } from '../deps.ts';
 import { decodeJson } from '../../lib/json-column.ts';
 import { z } from 'zod';
 
-export const DELIVERY_JOB = 'webhook.deliver';
+export { DELIVERY_JOB };
 
 /**
- * Records an event for every active webhook of the project subscribed to it. Call it with the
+ * Records an event for every active webhook of the project subscribed to it: one job of kind
+ * `webhook.deliver` each (delivery-job.ts). Call it with the
  * transaction that makes the change: the delivery exists exactly when the change does.
  * Returns how many deliveries were written; call `deps.queue.notify(DELIVERY_JOB)` after commit
  * when it is more than zero.
  */
 export async function recordEvent(
   tx: Kysely<Database>,
-  deps: Pick<Deps, 'clock'>,
+  deps: Pick<Deps, 'clock' | 'queue'>,
   projectId: string,
   event: WebhookEvent,
   data: Record<string, unknown>,
@@ -31,23 +32,7 @@ export async function recordEvent(
     decodeJson(z.array(WebhookEvent), h.events, `Webhook ${h.id}'s events`).includes(event),
   );
   if (subscribed.length === 0) return 0;
-  const now = deps.clock.now().toISOString();
-  const payload = JSON.stringify({ event, timestamp: now, data });
-  await tx
-    .insertInto('webhook_deliveries')
-    .values(
-      subscribed.map((h) => ({
-        id: newId('whd'),
-        webhook_id: h.id,
-        event,
-        payload,
-        status: 'pending' as const,
-        attempt_count: 0,
-        next_attempt_at: now,
-        created_at: now,
-        updated_at: now,
-      })),
-    )
-    .execute();
+  const payload = JSON.stringify({ event, timestamp: deps.clock.now().toISOString(), data });
+  for (const h of subscribed) await enqueueDelivery(tx, deps.queue, h.id, event, payload);
   return subscribed.length;
 }

@@ -1,7 +1,6 @@
 import { ApiError } from '../../../api/errors.ts';
 import { type Delivery, WebhookPayload } from '../../../api/schemas/webhooks.ts';
-import { newId } from '../../lib/ids.ts';
-import { DELIVERY_JOB } from './outbox.ts';
+import { DELIVERY_COLUMNS, DELIVERY_JOB, deliveryRow, enqueueDelivery } from './delivery-job.ts';
 import type { Actor, Deps } from '../deps.ts';
 import { requireWebhook } from './require-webhook.ts';
 import { toDelivery } from './to-webhook.ts';
@@ -20,32 +19,32 @@ export async function redeliver(
   deliveryId: string,
 ): Promise<Delivery> {
   const { webhook } = await requireWebhook(deps, actor, projectId, webhookId, 'developer');
-  const original = await deps.db
-    .selectFrom('webhook_deliveries')
-    .selectAll()
+  const job = await deps.db
+    .selectFrom('jobs')
+    .select(DELIVERY_COLUMNS)
     .where('id', '=', deliveryId)
-    .where('webhook_id', '=', webhook.id)
+    .where('kind', '=', DELIVERY_JOB)
+    .where('subject', '=', webhook.id)
     .executeTakeFirst();
+  const original = job && deliveryRow(job);
   if (!original) throw ApiError.notFound(`Delivery ${deliveryId}`);
   if (webhook.active !== 1) {
     throw ApiError.conflict(
       `Webhook ${webhook.id} is inactive because its receiver answered 410 Gone; register the URL again to receive deliveries`,
     );
   }
-  const now = deps.clock.now().toISOString();
   const before = decodeJson(WebhookPayload, original.payload, `Delivery ${original.id}'s payload`);
-  const row = {
-    id: newId('whd'),
-    webhook_id: webhook.id,
-    event: original.event,
-    payload: JSON.stringify({ event: before.event, timestamp: now, data: before.data }),
-    status: 'pending' as const,
-    attempt_count: 0,
-    next_attempt_at: now,
-    created_at: now,
-    updated_at: now,
-  };
-  await deps.db.insertInto('webhook_deliveries').values(row).execute();
+  const payload = JSON.stringify({
+    event: before.event,
+    timestamp: deps.clock.now().toISOString(),
+    data: before.data,
+  });
+  const id = await enqueueDelivery(deps.db, deps.queue, webhook.id, original.event, payload);
+  const stored = await deps.db
+    .selectFrom('jobs')
+    .select(DELIVERY_COLUMNS)
+    .where('id', '=', id)
+    .executeTakeFirstOrThrow();
   deps.queue.notify(DELIVERY_JOB);
-  return toDelivery(row, []);
+  return toDelivery(deliveryRow(stored), []);
 }

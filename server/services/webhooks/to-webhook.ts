@@ -6,7 +6,8 @@ import {
   WebhookEvent,
   WebhookPayload,
 } from '../../../api/schemas/webhooks.ts';
-import type { WebhookAttemptsTable, WebhookDeliveriesTable, WebhooksTable } from '../../store/schema.ts';
+import type { WebhookAttemptsTable, WebhooksTable } from '../../store/schema.ts';
+import type { DeliveryRow } from './delivery-job.ts';
 import { decodeJson } from '../../lib/json-column.ts';
 import { z } from 'zod';
 
@@ -14,7 +15,7 @@ import { z } from 'zod';
 export const WebhookEvents = z.array(WebhookEvent);
 
 export type WebhookRow = Selectable<WebhooksTable>;
-export type DeliveryRow = Selectable<WebhookDeliveriesTable>;
+export type { DeliveryRow };
 export type AttemptRow = Selectable<WebhookAttemptsTable>;
 
 /** The wire shape of a webhook: never the secret. */

@@ -30,6 +30,7 @@ import { listCounts } from './026_list_counts.ts';
 import { detectedFramework } from './028_detected_framework.ts';
 import { condemnedBlobs } from './027_condemned_blobs.ts';
 import { orderedJobs } from './029_ordered_jobs.ts';
+import { webhookDeliveriesAsJobs } from './031_webhook_deliveries_as_jobs.ts';
 import { githubEventsAsJobs } from './030_github_events_as_jobs.ts';
 
 /** Every migration in order; names sort as they run. Data migrations that encrypt use `cipher`. */
@@ -65,5 +66,6 @@ export function allMigrations(d: DialectHelpers, cipher: Cipher): Record<string,
     '028_detected_framework': detectedFramework,
     '029_ordered_jobs': orderedJobs(d),
     '030_github_events_as_jobs': githubEventsAsJobs(d),
+    '031_webhook_deliveries_as_jobs': webhookDeliveriesAsJobs(d),
   };
 }
