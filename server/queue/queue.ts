@@ -5,7 +5,15 @@ import { newId } from '../lib/ids.ts';
 import type { Database, JobsTable } from '../store/schema.ts';
 import type { DialectHelpers } from '../store/dialect.ts';
 import { JOBS_CHANNEL, type Notifier } from '../store/notify.ts';
-import { lockOwner, NO_KEY, readTurns, runningOf, turnOrder, type Fairness } from './fair-claim.ts';
+import {
+  lockOwner,
+  NO_KEY,
+  readTurns,
+  runningOf,
+  turnOrder,
+  type Fairness,
+  type Turn,
+} from './fair-claim.ts';
 
 export type Job = Selectable<JobsTable>;
 
@@ -75,6 +83,18 @@ export interface JobQueue {
     fairness?: Fairness,
     scope?: ClaimScope,
   ): Promise<Job | null>;
+  /**
+   * Claims up to `limit` runnable jobs in one transaction, each as `claim` would pick it next
+   * (fairness turns included, updated as each is taken): fewer round trips than `limit` claims.
+   */
+  claimMany(
+    kinds: string[],
+    workerId: string,
+    leaseMs: number,
+    limit: number,
+    fairness?: Fairness,
+    scope?: ClaimScope,
+  ): Promise<Job[]>;
   extend(jobId: string, workerId: string, leaseMs: number): Promise<boolean>;
   /** The `complete`, `fail` and `release` of a claim: false when `workerId` no longer holds it. */
   complete(jobId: string, workerId: string): Promise<boolean>;
@@ -188,6 +208,65 @@ export function createJobQueue(
     };
   }
 
+  const claimMany: JobQueue['claimMany'] = async (kinds, workerId, leaseMs, limit, fairness, scope) => {
+    if (kinds.length === 0 || limit <= 0) return [];
+    const at = now();
+    const leaseUntil = new Date(clock.now().getTime() + leaseMs).toISOString();
+    return db.transaction().execute(async (tx) => {
+      const jobs: Job[] = [];
+      const next = fairness
+        ? fairTaker(tx, kinds, at, leaseUntil, workerId, await readTurns(tx, kinds, at, fairness), scope)
+        : () => take(tx, runnable(tx, kinds, at, scope), at, leaseUntil, workerId);
+      while (jobs.length < limit) {
+        const job = await next();
+        if (!job) break;
+        jobs.push(job);
+      }
+      return jobs;
+    });
+  };
+
+  /**
+   * Takes the next job by the owners' turns, again on each call: an owner served moves back
+   * (one more running, served now), an owner with nothing left to take drops out.
+   */
+  function fairTaker(
+    tx: Kysely<Database>,
+    kinds: string[],
+    at: string,
+    leaseUntil: string,
+    workerId: string,
+    turns: Turn[],
+    scope?: ClaimScope,
+  ): () => Promise<Job | null> {
+    const locked = new Set<string>();
+    return async () => {
+      for (const key of turnOrder(turns)) {
+        const turn = turns.find((t) => t.key === key)!;
+        if (!locked.has(key)) {
+          await lockOwner(tx, dialect, key);
+          locked.add(key);
+        }
+        // Another process may have started one of the owner's jobs since the turns were read.
+        if (turn.limit !== null && (await runningOf(tx, kinds, key, at)) >= turn.limit) {
+          turns.splice(turns.indexOf(turn), 1);
+          continue;
+        }
+        const mine = runnable(tx, kinds, at, scope).where((eb) =>
+          key === NO_KEY ? eb('fair_key', 'is', null) : eb('fair_key', '=', key),
+        );
+        const job = await take(tx, mine, at, leaseUntil, workerId);
+        if (job) {
+          turn.running += 1;
+          turn.lastClaimedAt = at;
+          return job;
+        }
+        turns.splice(turns.indexOf(turn), 1);
+      }
+      return null;
+    };
+  }
+
   function insertJob(tx: Kysely<Database>, kind: string, payload: unknown, opts: EnqueueOptions) {
     const at = now();
     const key = opts.orderingKey ?? null;
@@ -252,26 +331,10 @@ export function createJobQueue(
     enqueueOnce,
 
     async claim(kinds, workerId, leaseMs, fairness, scope) {
-      if (kinds.length === 0) return null;
-      const at = now();
-      const leaseUntil = new Date(clock.now().getTime() + leaseMs).toISOString();
-      return db.transaction().execute(async (tx) => {
-        if (!fairness) return take(tx, runnable(tx, kinds, at, scope), at, leaseUntil, workerId);
-        const turns = await readTurns(tx, kinds, at, fairness);
-        for (const key of turnOrder(turns)) {
-          const limit = turns.find((t) => t.key === key)?.limit ?? null;
-          await lockOwner(tx, dialect, key);
-          // Another process may have started one of the owner's jobs since the turns were read.
-          if (limit !== null && (await runningOf(tx, kinds, key, at)) >= limit) continue;
-          const mine = runnable(tx, kinds, at, scope).where((eb) =>
-            key === NO_KEY ? eb('fair_key', 'is', null) : eb('fair_key', '=', key),
-          );
-          const job = await take(tx, mine, at, leaseUntil, workerId);
-          if (job) return job;
-        }
-        return null;
-      });
+      const [job] = await claimMany(kinds, workerId, leaseMs, 1, fairness, scope);
+      return job ?? null;
     },
+    claimMany,
 
     async extend(jobId, workerId, leaseMs) {
       const res = await db

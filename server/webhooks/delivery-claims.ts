@@ -29,8 +29,8 @@ export function perWebhook(perEndpoint: number): Fairness {
 }
 
 /**
- * Claims up to `limit` due deliveries for `holder`, one `queue.claim` each. The fair key of a
- * delivery is its webhook, so each claim serves the webhook with the fewest attempts in flight
+ * Claims up to `limit` due deliveries for `holder`, in one transaction (`queue.claimMany`). The fair
+ * key of a delivery is its webhook, so each one taken serves the webhook with the fewest attempts in flight
  * (then the one served longest ago), skips webhooks at `perEndpoint` (counted across every
  * process, under a live lease) and takes that webhook's oldest due delivery. A delivery waiting
  * for its retry is not due, so it holds back nothing; a receiver that hangs holds only its own
@@ -39,19 +39,13 @@ export function perWebhook(perEndpoint: number): Fairness {
  */
 export async function claimDeliveries(
   db: Kysely<Database>,
-  queue: Pick<JobQueue, 'claim'>,
+  queue: Pick<JobQueue, 'claimMany'>,
   holder: string,
   limit: number,
   perEndpoint: number,
   leaseMs = CLAIM_LEASE_MS,
 ): Promise<ClaimedDelivery[]> {
-  const fairness = perWebhook(perEndpoint);
-  const jobs = [];
-  while (jobs.length < limit) {
-    const job = await queue.claim([DELIVERY_JOB], holder, leaseMs, fairness);
-    if (!job) break;
-    jobs.push(job);
-  }
+  const jobs = await queue.claimMany([DELIVERY_JOB], holder, leaseMs, limit, perWebhook(perEndpoint));
   if (jobs.length === 0) return [];
   const hooks = await db
     .selectFrom('webhooks')

@@ -127,6 +127,31 @@ describe('fair claims of a durable queue', () => {
     expect(running).toHaveLength(2);
   });
 
+  it('claims several in one go in the same order as one at a time, each owner held to its limit', async () => {
+    const twoEach: Fairness = { limits: async (_db, keys) => new Map(keys.map((k) => [k, 2])) };
+    const labelsOf = (jobs: { payload: string }[]) =>
+      jobs.map((j) => (JSON.parse(j.payload) as { label: string }).label);
+    const one = await queued(5, 3);
+    const singly: string[] = [];
+    for (let job = await one.claim(twoEach); job; job = await one.claim(twoEach)) singly.push(job.label);
+    await t!.close();
+    const many = await queued(5, 3);
+    const batch = await many.deps.queue.claimMany([KIND], 'w', 60_000, 10, twoEach);
+    expect(labelsOf(batch)).toEqual(singly);
+    expect(singly).toEqual(['a1', 'b1', 'a2', 'b2']);
+    // Both owners are at their limit: nothing more until one of their jobs ends.
+    expect(await many.deps.queue.claimMany([KIND], 'w2', 60_000, 10, twoEach)).toEqual([]);
+    await many.deps.queue.complete(batch[0]!.id, 'w');
+    expect(labelsOf(await many.deps.queue.claimMany([KIND], 'w2', 60_000, 10, twoEach))).toEqual(['a3']);
+    // Without fairness: the oldest due first, up to the number asked for.
+    await many.deps.queue.enqueue(many.deps.db, 'test.plain', { label: 'p1' });
+    many.clock.advance(1);
+    await many.deps.queue.enqueue(many.deps.db, 'test.plain', { label: 'p2' });
+    many.clock.advance(1);
+    await many.deps.queue.enqueue(many.deps.db, 'test.plain', { label: 'p3' });
+    expect(labelsOf(await many.deps.queue.claimMany(['test.plain'], 'w', 60_000, 2))).toEqual(['p1', 'p2']);
+  });
+
   it('still claims jobs queued without an owner (before owners were recorded)', async () => {
     const { claim, deps } = await queued(1, 0);
     await deps.queue.enqueue(deps.db, KIND, { label: 'legacy' });
