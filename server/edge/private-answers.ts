@@ -50,6 +50,22 @@ function directivesOf(value: string): string[] {
  *     (none)                               -> private
  */
 export function privateCacheControl(values: readonly (string | number)[]): string {
+  // Answers repeat a handful of values (a site's files, an app's pages): each is worked out once.
+  const key = values.length === 0 ? '' : values.length === 1 ? String(values[0]) : values.join('\n');
+  let made = madeBefore.get(key);
+  if (made === undefined) {
+    if (madeBefore.size >= MADE_BEFORE_MAX) madeBefore.clear();
+    made = makePrivate(values);
+    madeBefore.set(key, made);
+  }
+  return made;
+}
+
+/** privateCacheControl's answers by their values, at most MADE_BEFORE_MAX of them. */
+const madeBefore = new Map<string, string>();
+const MADE_BEFORE_MAX = 1000;
+
+function makePrivate(values: readonly (string | number)[]): string {
   const kept: string[] = ['private'];
   for (const value of values) {
     for (const directive of directivesOf(String(value))) {
@@ -81,16 +97,18 @@ function privateFields(res: ServerResponse, given: Fields | undefined): Fields |
   const values: (string | number)[] = [];
   let found = false;
   if (Array.isArray(given)) {
-    // A flat list, name, value, name, value... (or, rarely, a list of pairs).
-    const pairs: [string, OutgoingHttpHeader][] = Array.isArray(given[0])
-      ? (given as unknown as [string, OutgoingHttpHeader][])
-      : Array.from({ length: given.length / 2 }, (_, i) => [String(given[2 * i]), given[2 * i + 1]!]);
     const out: OutgoingHttpHeader[] = [];
-    for (const [name, value] of pairs) {
+    const keep = (name: string, value: OutgoingHttpHeader) => {
       if (name.toLowerCase() === 'cache-control') {
         found = true;
         values.push(...valuesOf(value));
       } else if (!isCdnCacheField(name)) out.push(name, value);
+    };
+    // A flat list, name, value, name, value... (or, rarely, a list of pairs).
+    if (Array.isArray(given[0])) {
+      for (const [name, value] of given as unknown as [string, OutgoingHttpHeader][]) keep(name, value);
+    } else {
+      for (let i = 0; i < given.length; i += 2) keep(String(given[i]), given[i + 1]!);
     }
     if (!found) values.push(...valuesOf(res.getHeader('cache-control')));
     out.push('cache-control', privateCacheControl(values));
