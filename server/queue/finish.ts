@@ -1,4 +1,5 @@
-import { sql } from 'kysely';
+import { sql, type UpdateObject } from 'kysely';
+import type { Database } from '../store/schema.ts';
 import { nowIso, type QueueContext } from './context.ts';
 
 /*
@@ -6,77 +7,58 @@ import { nowIso, type QueueContext } from './context.ts';
  * whether it did: a worker whose lease ran out changes nothing of the job's next holder.
  */
 
-/** Moves a held lease `leaseMs` ahead: false when `workerId` no longer holds the job. */
-export async function extend(
+/** Writes `set` to the job if `workerId` still holds it running; true when it did. */
+async function whileHeld(
   q: QueueContext,
   jobId: string,
   workerId: string,
-  leaseMs: number,
+  set: UpdateObject<Database, 'jobs'>,
 ): Promise<boolean> {
   const res = await q.db
     .updateTable('jobs')
-    .set({
-      lease_until: new Date(q.clock.now().getTime() + leaseMs).toISOString(),
-      updated_at: nowIso(q),
-    })
+    .set({ ...set, updated_at: nowIso(q) })
     .where('id', '=', jobId)
     .where('locked_by', '=', workerId)
     .where('status', '=', 'running')
     .executeTakeFirst();
   return Number(res.numUpdatedRows) === 1;
+}
+
+/** Moves a held lease `leaseMs` ahead: false when `workerId` no longer holds the job. */
+export function extend(q: QueueContext, jobId: string, workerId: string, leaseMs: number): Promise<boolean> {
+  return whileHeld(q, jobId, workerId, {
+    lease_until: new Date(q.clock.now().getTime() + leaseMs).toISOString(),
+  });
 }
 
 /** The job ran: done. */
-export async function complete(q: QueueContext, jobId: string, workerId: string): Promise<boolean> {
-  const res = await q.db
-    .updateTable('jobs')
-    .set({ status: 'done', lease_until: null, updated_at: nowIso(q) })
-    .where('id', '=', jobId)
-    .where('locked_by', '=', workerId)
-    .where('status', '=', 'running')
-    .executeTakeFirst();
-  return Number(res.numUpdatedRows) === 1;
+export function complete(q: QueueContext, jobId: string, workerId: string): Promise<boolean> {
+  return whileHeld(q, jobId, workerId, { status: 'done', lease_until: null });
 }
 
 /** Gives the job back: retried at `retryAt`, or failed for good when null. */
-export async function fail(
+export function fail(
   q: QueueContext,
   jobId: string,
   workerId: string,
   error: string,
   retryAt: Date | null,
 ): Promise<boolean> {
-  const res = await q.db
-    .updateTable('jobs')
-    .set({
-      status: retryAt ? 'queued' : 'failed',
-      run_at: retryAt ? retryAt.toISOString() : nowIso(q),
-      lease_until: null,
-      locked_by: null,
-      last_error: error.slice(0, 4000),
-      updated_at: nowIso(q),
-    })
-    .where('id', '=', jobId)
-    .where('locked_by', '=', workerId)
-    .where('status', '=', 'running')
-    .executeTakeFirst();
-  return Number(res.numUpdatedRows) === 1;
+  return whileHeld(q, jobId, workerId, {
+    status: retryAt ? 'queued' : 'failed',
+    run_at: retryAt ? retryAt.toISOString() : nowIso(q),
+    lease_until: null,
+    locked_by: null,
+    last_error: error.slice(0, 4000),
+  });
 }
 
 /** Hands a claimed job back so another worker can take it at once; the claim's attempt is not counted. */
-export async function release(q: QueueContext, jobId: string, workerId: string): Promise<boolean> {
-  const res = await q.db
-    .updateTable('jobs')
-    .set({
-      status: 'queued',
-      attempts: sql`attempts - 1`,
-      lease_until: null,
-      locked_by: null,
-      updated_at: nowIso(q),
-    })
-    .where('id', '=', jobId)
-    .where('locked_by', '=', workerId)
-    .where('status', '=', 'running')
-    .executeTakeFirst();
-  return Number(res.numUpdatedRows) === 1;
+export function release(q: QueueContext, jobId: string, workerId: string): Promise<boolean> {
+  return whileHeld(q, jobId, workerId, {
+    status: 'queued',
+    attempts: sql<number>`attempts - 1`,
+    lease_until: null,
+    locked_by: null,
+  });
 }
