@@ -10,15 +10,44 @@
  * never one above. There are no import circles anywhere (type-only imports count too).
  */
 const FLOORS = [
-  ['server/lib/', 'server/types/'],
-  ['server/store/', 'server/storage/', 'server/ops-metrics/', 'server/config\\.ts$', 'server/config/'],
-  ['server/queue/', 'server/sandbox/', 'server/routing/', 'server/github/'],
-  ['server/builder/', 'server/uploads/'],
-  ['server/services/'],
-  ['server/http/', 'server/jobs/', 'server/webhooks/', 'server/certificates/', 'server/payments/'],
-  ['server/monitoring/', 'server/edge/', 'server/dashboard/', 'server/routes/', 'server/backup/'],
-  ['server/roles/', 'server/app\\.ts$', 'server/runtime\\.ts$', 'server/token-command\\.ts$'],
+  ['server/core/'],
+  [
+    'server/platform/store/',
+    'server/platform/storage/',
+    'server/platform/ops-metrics/',
+    'server/platform/config\\.ts$',
+    'server/platform/config/',
+  ],
+  ['server/platform/queue/', 'server/platform/sandbox/', 'server/platform/routing/'],
+  ['server/platform/deps/', 'server/platform/http/', 'server/platform/jobs/'],
+  ['server/features/'],
+  ['server/dashboard/', 'server/routes/'],
+  [
+    'server/schedule/',
+    'server/roles/',
+    'server/app\\.ts$',
+    'server/runtime\\.ts$',
+    'server/token-command\\.ts$',
+  ],
   ['server/serve\\.ts$', 'server/main\\.ts$'],
+];
+
+/**
+ * The features of server/features/, from the bottom up: a feature may import the features below it,
+ * never one above, and only through their public entry (`index.ts`). Everything outside a feature
+ * (the dashboard, the route table, the roles) also reaches it through its entry only.
+ */
+const FEATURES = [
+  'backup',
+  'identity',
+  'webhooks',
+  'github',
+  'uploads',
+  'deployments',
+  'builds',
+  'serving',
+  'monitoring',
+  'billing',
 ];
 const anyOf = (paths) => `^(${paths.join('|')})`;
 
@@ -28,6 +57,14 @@ const floorRules = FLOORS.slice(0, -1).map((floor, i) => ({
   severity: 'error',
   from: { path: anyOf(floor) },
   to: { path: anyOf(FLOORS.slice(i + 1).flat()) },
+}));
+
+const featureRules = FEATURES.slice(0, -1).map((feature, i) => ({
+  name: `feature-${feature}`,
+  comment: `features/${feature} may not import a feature above it: ${FEATURES.slice(i + 1).join(', ')} (.dependency-cruiser.cjs)`,
+  severity: 'error',
+  from: { path: `^server/features/${feature}/` },
+  to: { path: `^server/features/(${FEATURES.slice(i + 1).join('|')})/` },
 }));
 
 module.exports = {
@@ -74,7 +111,33 @@ module.exports = {
       from: { path: '^server/', pathNot: anyOf(FLOORS.flat()) },
       to: {},
     },
+    {
+      name: 'features-through-their-entry',
+      comment: 'Another feature is reached through its public entry (server/features/<name>/index.ts) only.',
+      severity: 'error',
+      from: { path: '^server/features/([^/]+)/' },
+      to: {
+        path: '^server/features/',
+        pathNot: ['^server/features/$1/', '^server/features/[^/]+/index\\.ts$'],
+      },
+    },
+    {
+      name: 'wiring-through-feature-entries',
+      comment:
+        'Code outside the features reaches a feature through its public entry (server/features/<name>/index.ts) only.',
+      severity: 'error',
+      from: { path: '^server/', pathNot: '^server/features/' },
+      to: { path: '^server/features/[^/]+/', pathNot: '^server/features/[^/]+/index\\.ts$' },
+    },
+    {
+      name: 'features-on-the-list',
+      comment: 'Every folder of server/features/ is one of FEATURES in .dependency-cruiser.cjs.',
+      severity: 'error',
+      from: { path: '^server/features/', pathNot: `^server/features/(${FEATURES.join('|')})/` },
+      to: {},
+    },
     ...floorRules,
+    ...featureRules,
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import Fastify from 'fastify';
 import pino from 'pino';
 import { buildApp } from '../server/app.ts';
-import { loadConfig } from '../server/config.ts';
+import { loadConfig } from '../server/platform/config.ts';
 import { createDeps } from '../server/runtime.ts';
-import { createToken } from '../server/services/users/create-token.ts';
-import { findOrCreateUser } from '../server/services/users/find-or-create-user.ts';
+import { createToken } from '../server/features/identity/users/create-token.ts';
+import { findOrCreateUser } from '../server/features/identity/users/find-or-create-user.ts';
 
 const dataDir = process.env.BENCH_DATA_DIR ?? mkdtempSync(join(tmpdir(), 'slipway-bench-'));
 const deps = await createDeps(

@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { sign } from '@octokit/webhooks-methods';
 import pino from 'pino';
 import { ProbotOctokit } from 'probot';
-import { findFreePort } from '../server/lib/free-port.ts';
+import { findFreePort } from '../server/core/free-port.ts';
 import { startBotRole } from '../server/roles/bot.ts';
 import { createGitRepo } from '../test/helpers/git-repo.ts';
 import { startStack, type Stack } from '../test/helpers/stack.ts';

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
 import { sql, type Insertable } from 'kysely';
-import { encodeCursor } from '../server/services/pagination.ts';
-import { newId } from '../server/lib/ids.ts';
-import type { JobsTable } from '../server/store/schema.ts';
+import { encodeCursor } from '../server/platform/http/pagination.ts';
+import { newId } from '../server/core/ids.ts';
+import type { JobsTable } from '../server/platform/store/schema.ts';
 import { createTestApp, type TestApp } from '../test/helpers/app.ts';
 import { deploymentRow, projectRow } from '../test/helpers/edge.ts';
 import { table } from './lib.ts';

@@ -10,8 +10,8 @@
  * - `POST /stop`: stops the app; the edge's next request for it starts it again (a cold start).
  */
 import { createServer } from 'node:http';
-import type { RuntimeSupervisor } from '../server/edge/runtime.ts';
-import { descendants } from '../server/sandbox/processes.ts';
+import type { RuntimeSupervisor } from '../server/features/serving/edge/runtime.ts';
+import { descendants } from '../server/platform/sandbox/processes.ts';
 import { createGitRepo } from '../test/helpers/git-repo.ts';
 import { startStack } from '../test/helpers/stack.ts';
 

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { findFreePort } from '../server/lib/free-port.ts';
+import { findFreePort } from '../server/core/free-port.ts';
 import { alternate, pairedRatio, processCpuUs, table, type LoadCase } from './lib.ts';
 import { spawnBenchServer } from './spawn-server.ts';
 

@@ -4,11 +4,11 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { createArtifactStore } from '../server/builder/artifacts.ts';
-import { createArtifactReader } from '../server/edge/artifact-reader.ts';
-import { createCompressedCache } from '../server/edge/compression.ts';
-import type { Target } from '../server/edge/resolve-host.ts';
-import { createStaticServer } from '../server/edge/static.ts';
+import { createArtifactStore } from '../server/features/builds/artifacts.ts';
+import { createArtifactReader } from '../server/features/serving/edge/artifact-reader.ts';
+import { createCompressedCache } from '../server/features/serving/edge/compression.ts';
+import type { Target } from '../server/features/serving/edge/resolve-host.ts';
+import { createStaticServer } from '../server/features/serving/edge/static.ts';
 import { table } from './lib.ts';
 
 const WORDS = 'function const return import export default async await value state render props'.split(' ');

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { findFreePort } from '../server/lib/free-port.ts';
+import { findFreePort } from '../server/core/free-port.ts';
 import { startNginxProxy } from './edge-app.ts';
 import { table } from './lib.ts';
 import { spawnBenchServer } from './spawn-server.ts';

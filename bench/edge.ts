@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { findFreePort } from '../server/lib/free-port.ts';
+import { findFreePort } from '../server/core/free-port.ts';
 import { alternate, pairedRatio, processCpuUs, table } from './lib.ts';
 import { spawnBenchServer } from './spawn-server.ts';
 

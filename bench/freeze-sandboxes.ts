@@ -24,7 +24,7 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * The sandboxes of the service in process `serverPid` (its groups are named `<pid>-<n>`, see
- * server/sandbox/cgroups.ts), frozen with the cgroup v1 freezer: their processes are moved into
+ * server/platform/sandbox/cgroups.ts), frozen with the cgroup v1 freezer: their processes are moved into
  * a freezer group of the bench's own, which is then frozen (a process forked meanwhile is moved
  * too, and one forked inside is born frozen). Null where the service uses no v1 groups or the
  * freezer is not mounted: the bench then times the builds in sequence only.

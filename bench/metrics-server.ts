@@ -15,27 +15,27 @@ import { join } from 'node:path';
 import { sql } from 'kysely';
 import pino from 'pino';
 import { buildApp } from '../server/app.ts';
-import { loadConfig } from '../server/config.ts';
-import { createHostResolver } from '../server/edge/resolve-host.ts';
-import { createEdgeServer } from '../server/edge/server.ts';
+import { loadConfig } from '../server/platform/config.ts';
+import { createHostResolver } from '../server/features/serving/edge/resolve-host.ts';
+import { createEdgeServer } from '../server/features/serving/edge/server.ts';
 import {
   BUCKET_COUNT,
   emptyHistogram,
   mergeHistograms,
   parseHistogram,
   percentile,
-} from '../server/lib/histogram.ts';
-import { createRequestRecorder } from '../server/monitoring/request-recorder.ts';
+} from '../server/core/histogram.ts';
+import { createRequestRecorder } from '../server/features/monitoring/request-recorder.ts';
 import { closeDeps, createDeps } from '../server/runtime.ts';
 import {
   mergeStatusCounts,
   parseStatusCounts,
   writeRollupDeltas,
   type RollupDelta,
-} from '../server/services/monitoring/record-requests.ts';
-import { getMetrics } from '../server/services/monitoring/get-metrics.ts';
-import { createToken } from '../server/services/users/create-token.ts';
-import { findOrCreateUser } from '../server/services/users/find-or-create-user.ts';
+} from '../server/features/monitoring/record-requests.ts';
+import { getMetrics } from '../server/features/monitoring/get-metrics.ts';
+import { createToken } from '../server/features/identity/users/create-token.ts';
+import { findOrCreateUser } from '../server/features/identity/users/find-or-create-user.ts';
 import { insertLiveSites, storeSite } from '../test/helpers/edge.ts';
 
 const MINUTE = 60_000;

@@ -10,13 +10,13 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { loadConfig } from '../server/config.ts';
-import { createHostResolver } from '../server/edge/resolve-host.ts';
-import { createEdgeServer } from '../server/edge/server.ts';
-import { createRequestRecorder } from '../server/monitoring/request-recorder.ts';
+import { loadConfig } from '../server/platform/config.ts';
+import { createHostResolver } from '../server/features/serving/edge/resolve-host.ts';
+import { createEdgeServer } from '../server/features/serving/edge/server.ts';
+import { createRequestRecorder } from '../server/features/monitoring/request-recorder.ts';
 import { closeDeps, createDeps } from '../server/runtime.ts';
 import { insertLiveSites, organizationRow, storeSite } from '../test/helpers/edge.ts';
-import { newId } from '../server/lib/ids.ts';
+import { newId } from '../server/core/ids.ts';
 
 const dataDir = mkdtempSync(join(tmpdir(), 'slipway-bench-monitoring-'));
 const deps = await createDeps(

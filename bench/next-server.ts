@@ -10,8 +10,8 @@
  */
 import { execFileSync } from 'node:child_process';
 import { createServer } from 'node:http';
-import type { RuntimeSupervisor } from '../server/edge/runtime.ts';
-import { descendants } from '../server/sandbox/processes.ts';
+import type { RuntimeSupervisor } from '../server/features/serving/edge/runtime.ts';
+import { descendants } from '../server/platform/sandbox/processes.ts';
 import { FRAMEWORK_ENV, starterWith } from '../test/frameworks/deploy-starter.ts';
 import { startStack } from '../test/helpers/stack.ts';
 import { NEXT_SSR_PAGE } from './next-page.ts';

@@ -3,12 +3,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createArtifactReader, type ArtifactReader } from '../server/edge/artifact-reader.ts';
-import type { HostResolver, Resolution } from '../server/edge/resolve-host.ts';
-import { createEdgeServer } from '../server/edge/server.ts';
-import type { BlobStore } from '../server/storage/blob-store.ts';
-import { createDiskCache } from '../server/storage/local-files.ts';
-import { createS3BlobStore } from '../server/storage/s3-blob-store.ts';
+import {
+  createArtifactReader,
+  type ArtifactReader,
+} from '../server/features/serving/edge/artifact-reader.ts';
+import type { HostResolver, Resolution } from '../server/features/serving/edge/resolve-host.ts';
+import { createEdgeServer } from '../server/features/serving/edge/server.ts';
+import type { BlobStore } from '../server/platform/storage/blob-store.ts';
+import { createDiskCache } from '../server/platform/storage/local-files.ts';
+import { createS3BlobStore } from '../server/platform/storage/s3-blob-store.ts';
 import { listen, storeSite } from '../test/helpers/edge.ts';
 import { s3ServerMissing, startS3Server } from '../test/helpers/s3-server.ts';
 import { ratio, table } from './lib.ts';

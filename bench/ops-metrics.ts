@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { createOpsMetrics } from '../server/ops-metrics/ops-metrics.ts';
+import { createOpsMetrics } from '../server/platform/ops-metrics/ops-metrics.ts';
 import { alternate, pairedRatio, processCpuUs, table } from './lib.ts';
 import { spawnBenchServer } from './spawn-server.ts';
 

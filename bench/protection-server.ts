@@ -9,7 +9,7 @@ import {
   signGrant,
   SIGN_IN_COOKIE_MS,
   PROTECTION_COOKIE,
-} from '../server/services/protection/protection-cookie.ts';
+} from '../server/features/serving/protection/protection-cookie.ts';
 import { deploymentRow, storeSite } from '../test/helpers/edge.ts';
 import { startStack } from '../test/helpers/stack.ts';
 

@@ -1,10 +1,10 @@
 /**
  * The edge's proxy alone, in its own process: a node:http server forwarding every request with
- * server/edge/proxy.ts to the app on 127.0.0.1:$BENCH_TARGET_PORT (no routing, no sandbox), as
+ * server/features/serving/edge/proxy.ts to the app on 127.0.0.1:$BENCH_TARGET_PORT (no routing, no sandbox), as
  * the edge forwards to a running app. Prints one JSON line, then serves until killed.
  */
 import { createServer } from 'node:http';
-import { createProxy } from '../server/edge/proxy.ts';
+import { createProxy } from '../server/features/serving/edge/proxy.ts';
 
 const target = Number(process.env.BENCH_TARGET_PORT);
 if (!target) throw new Error('BENCH_TARGET_PORT: the app to forward to');

@@ -1,11 +1,11 @@
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runCommand } from '../server/builder/run-command.ts';
-import { loadConfig } from '../server/config.ts';
-import { createRuntimeSupervisor } from '../server/edge/runtime.ts';
-import { createSandbox, type Sandbox } from '../server/sandbox/index.ts';
-import { systemLookup } from '../server/lib/ssrf.ts';
+import { runCommand } from '../server/features/builds/run-command.ts';
+import { loadConfig } from '../server/platform/config.ts';
+import { createRuntimeSupervisor } from '../server/features/serving/edge/runtime.ts';
+import { createSandbox, type Sandbox } from '../server/platform/sandbox/index.ts';
+import { systemLookup } from '../server/core/ssrf.ts';
 import { table } from './lib.ts';
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;

@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { ApiError } from '../api/errors.ts';
-import { sendError } from './http/errors.ts';
-import { API_VERSION } from './http/openapi.ts';
-import { lazyRequestLogger, requestSerializer } from './http/request-logger.ts';
+import { sendError } from './platform/http/errors.ts';
+import { API_VERSION } from './platform/http/openapi.ts';
+import { lazyRequestLogger, requestSerializer } from './platform/http/request-logger.ts';
 import { registerDashboard } from './dashboard/routes.ts';
-import { registerRoutes } from './http/route.ts';
-import { redactUrl } from './lib/redact-url.ts';
+import { registerRoutes } from './platform/http/route.ts';
+import { redactUrl } from './core/redact-url.ts';
 import { allRoutes } from './routes/index.ts';
-import { registerMetricsRoute } from './ops-metrics/metrics-http.ts';
-import type { Deps } from './services/deps.ts';
+import { registerMetricsRoute } from './platform/ops-metrics/metrics-http.ts';
+import type { Deps } from './platform/deps/deps.ts';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 

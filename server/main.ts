@@ -1,21 +1,21 @@
 import { parseArgs } from 'node:util';
-import { loadConfig, type Config } from './config.ts';
-import { ConfigError } from './lib/config-error.ts';
-import { StartupError } from './lib/startup-error.ts';
+import { loadConfig, type Config } from './platform/config.ts';
+import { ConfigError } from './core/config-error.ts';
+import { StartupError } from './core/startup-error.ts';
 import { withoutPassword } from './token-command.ts';
 import { BotSettingsError } from '../bot/settings.ts';
 import { defaultRoles, serve, ROLES, type Role } from './serve.ts';
 import { closeDeps, createDeps } from './runtime.ts';
-import type { Deps } from './services/deps.ts';
-import { createToken } from './services/users/create-token.ts';
-import { findOrCreateUser } from './services/users/find-or-create-user.ts';
-import { setProjectStatus } from './services/projects/set-project-status.ts';
-import { setOrganizationPlan } from './services/organizations/set-plan.ts';
+import type { Deps } from './platform/deps/deps.ts';
+import { createToken } from './features/identity/index.ts';
+import { findOrCreateUser } from './features/identity/index.ts';
+import { setProjectStatus } from './features/deployments/index.ts';
+import { setOrganizationPlan } from './features/identity/index.ts';
 import { Plan } from '../api/schemas/organizations.ts';
-import { addCredits } from './payments/credits.ts';
-import { formatCents, MAX_TOPUP_CENTS, parseAmount } from './payments/money.ts';
+import { addCredits } from './features/billing/index.ts';
+import { formatCents, MAX_TOPUP_CENTS, parseAmount } from './features/billing/index.ts';
 import pino from 'pino';
-import { backupCommand, restoreCommand } from './backup/command.ts';
+import { backupCommand, restoreCommand } from './features/backup/index.ts';
 
 /** The service's own commands (cli/operator.ts): parse arguments, wire things up, return an exit code. */
 export async function main(argv: string[]): Promise<number> {

@@ -1,20 +1,20 @@
 import type { Logger } from 'pino';
-import { createLogger, logFormat } from './lib/log-format.ts';
-import { ensureDataDir, type Config } from './config.ts';
-import { createJobQueue } from './queue/queue.ts';
-import { systemClock, type Clock } from './lib/clock.ts';
-import { createCipher, loadEncryptionKey } from './lib/secrets.ts';
-import { createDns, type Dns } from './lib/dns.ts';
-import type { Deps } from './services/deps.ts';
-import { createMetricsCache } from './services/monitoring/metrics-cache.ts';
-import { lazyPaymentKey } from './payments/secret.ts';
-import { protectionKeyOf } from './services/protection/protection-cookie.ts';
-import { createTokenCache } from './services/token-cache.ts';
-import { createOidcKeys } from './services/trust/oidc-keys.ts';
-import { createUrls } from './services/urls.ts';
-import { openStore } from './store/db.ts';
-import { createRateCounts } from './services/rate-counts/create-rate-counts.ts';
-import { createOpsMetrics } from './ops-metrics/ops-metrics.ts';
+import { createLogger, logFormat } from './core/log-format.ts';
+import { ensureDataDir, type Config } from './platform/config.ts';
+import { createJobQueue } from './platform/queue/queue.ts';
+import { systemClock, type Clock } from './core/clock.ts';
+import { createCipher, loadEncryptionKey } from './core/secrets.ts';
+import { createDns, type Dns } from './core/dns.ts';
+import type { Deps } from './platform/deps/deps.ts';
+import { createMetricsCache } from './platform/deps/metrics-cache.ts';
+import { lazyPaymentKey } from './features/billing/index.ts';
+import { protectionKeyOf } from './features/serving/index.ts';
+import { createTokenCache } from './platform/deps/token-cache.ts';
+import { createOidcKeys } from './platform/deps/oidc-keys.ts';
+import { createUrls } from './platform/deps/urls.ts';
+import { openStore } from './platform/store/db.ts';
+import { createRateCounts } from './platform/deps/rate-counts/create-rate-counts.ts';
+import { createOpsMetrics } from './platform/ops-metrics/ops-metrics.ts';
 
 export interface RuntimeOptions {
   clock?: Clock;

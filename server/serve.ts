@@ -1,20 +1,20 @@
 import type { FastifyInstance } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from './app.ts';
-import type { Config } from './config.ts';
-import type { JobHandler } from './jobs/worker.ts';
-import type { Dns } from './lib/dns.ts';
-import type { Clock } from './lib/clock.ts';
+import type { Config } from './platform/config.ts';
+import type { JobHandler } from './platform/jobs/worker.ts';
+import type { Dns } from './core/dns.ts';
+import type { Clock } from './core/clock.ts';
 import { botConfigured, startBotRole } from './roles/bot.ts';
 import { startEdge, type EdgeOptions, type EdgeRole } from './roles/edge.ts';
 import { startWorkerRole } from './roles/worker.ts';
 import { closeDeps, createDeps } from './runtime.ts';
-import { createServiceSandbox, type Sandbox } from './sandbox/index.ts';
-import type { Deps } from './services/deps.ts';
-import { listenError } from './lib/startup-error.ts';
+import { createServiceSandbox, type Sandbox } from './platform/sandbox/index.ts';
+import type { Deps } from './platform/deps/deps.ts';
+import { listenError } from './core/startup-error.ts';
 import { tokenCommand } from './token-command.ts';
 import { startOpsMetrics } from './roles/start-ops-metrics.ts';
-import type { LookupAll } from './lib/ssrf.ts';
+import type { LookupAll } from './core/ssrf.ts';
 
 export const ROLES = ['api', 'worker', 'edge', 'bot'] as const;
 export type Role = (typeof ROLES)[number];

@@ -1,5 +1,5 @@
 import { resolve } from 'node:path';
-import type { Config } from './config.ts';
+import type { Config } from './platform/config.ts';
 
 /** A PostgreSQL URL with its password left out, for printing. */
 export function withoutPassword(url: string): string {

@@ -3,7 +3,7 @@ import type { z } from 'zod';
 /**
  * What a route of the API is on the wire: its method, URL, schemas and answer's shape. Each route
  * is written once, here in api/routes: the server adds its handler and access rules to the entry
- * (server/http/route-spec.ts), the OpenAPI document is generated from it, and the client calls it
+ * (server/platform/http/route-spec.ts), the OpenAPI document is generated from it, and the client calls it
  * (api/client/envelope.ts), building its URL from the entry's path template.
  */
 

@@ -38,7 +38,7 @@ export const system = {
     auth: false,
     responseKind: 'text',
   }),
-  /** The file is the server's DOCS_SCRIPT (server/http/docs-page.ts); a test checks they agree. */
+  /** The file is the server's DOCS_SCRIPT (server/platform/http/docs-page.ts); a test checks they agree. */
   docsScript: contract({
     method: 'GET',
     url: '/docs/redoc.standalone.js',

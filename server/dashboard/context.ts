@@ -1,7 +1,7 @@
-import { roleIn } from '../services/access.ts';
-import type { Actor, Deps } from '../services/deps.ts';
-import { getOrganization } from '../services/organizations/get-organization.ts';
-import { getProject } from '../services/projects/get-project.ts';
+import { roleIn } from '../features/identity/index.ts';
+import type { Actor, Deps } from '../platform/deps/deps.ts';
+import { getOrganization } from '../features/identity/index.ts';
+import { getProject } from '../features/deployments/index.ts';
 import type { ProjectContext } from './pages/project-shell.ts';
 
 /** A project as its pages show it: the project (read through the API's access check), its organization's name, the caller's role. */

@@ -1,7 +1,7 @@
 import { exchangeWebFlowCode, getWebFlowAuthorizationUrl } from '@octokit/oauth-methods';
 import { request as octokitRequest } from '@octokit/request';
-import type { Deps } from '../services/deps.ts';
-import { findOrCreateUser } from '../services/users/find-or-create-user.ts';
+import type { Deps } from '../platform/deps/deps.ts';
+import { findOrCreateUser } from '../features/identity/index.ts';
 
 /**
  * Sign in with GitHub: GitHub's web flow with the GitHub App's OAuth client (its client id and

@@ -1,10 +1,10 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { ApiError } from '../../api/errors.ts';
-import type { Deps } from '../services/deps.ts';
+import type { Deps } from '../platform/deps/deps.ts';
 import { Html } from './html.ts';
 import type { View } from './layout.ts';
 import { errorPage } from './pages/error.ts';
-import { csrfMatches, readSession, type Session } from './session.ts';
+import { csrfMatches, readSession, type Session } from '../features/identity/index.ts';
 
 export const SECURITY_HEADERS = {
   'content-security-policy':

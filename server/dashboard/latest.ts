@@ -1,7 +1,7 @@
 import type { Deployment } from '../../api/schemas/deployments.ts';
 import type { Project } from '../../api/schemas/projects.ts';
-import { listDeployments } from '../services/deployments/list-deployments.ts';
-import type { Actor, Deps } from '../services/deps.ts';
+import { listDeployments } from '../features/deployments/index.ts';
+import type { Actor, Deps } from '../platform/deps/deps.ts';
 
 /** Each project with its newest deployment (null before the first), read through the API's own list. */
 export function withLatest(

@@ -1,6 +1,6 @@
 import { assetUrl } from './assets.ts';
 import { html, type Html, type Part } from './html.ts';
-import type { Session } from './session.ts';
+import type { Session } from '../features/identity/index.ts';
 
 /** What every page needs to know about the request. */
 export interface View {

@@ -1,6 +1,6 @@
 import type { LogType } from '../../api/schemas/deployments.ts';
-import { tailLines, type LogLine } from '../services/deployments/deployment-logs.ts';
-import type { Deps } from '../services/deps.ts';
+import { tailLines, type LogLine } from '../features/deployments/index.ts';
+import type { Deps } from '../platform/deps/deps.ts';
 
 /** The last `limit` lines of a log with the number of the first (lines count from 1). */
 export async function readLog(

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { Deps } from '../services/deps.ts';
+import type { Deps } from '../platform/deps/deps.ts';
 import { createKit } from './kit.ts';
 import { deploymentRoutes } from './routes/deployments.ts';
 import { newProjectRoutes } from './routes/new-project.ts';

@@ -4,7 +4,7 @@ import pino, { type Logger } from 'pino';
 import { createNodeMiddleware, Probot, ProbotOctokit } from 'probot';
 import type { FetchLike } from '../../api/client/index.ts';
 import { verify as verifySignature } from '../../api/signature.ts';
-import { listenError } from '../lib/startup-error.ts';
+import { listenError } from '../core/startup-error.ts';
 import { createSlipwayApp } from '../../bot/app.ts';
 import { createBotServices } from '../../bot/services.ts';
 import { createEventProcessor } from '../../bot/events/processor.ts';

@@ -1,10 +1,10 @@
 import { sql } from 'kysely';
 import { Gauge, type Registry } from 'prom-client';
-import type { Deps } from '../services/deps.ts';
-import { GITHUB_EVENT_JOB } from '../services/github-events/event-job.ts';
-import { DELIVERY_JOB } from '../services/webhooks/delivery-job.ts';
-import type { PoolStats } from '../store/db.ts';
-import type { OpsMetrics } from '../ops-metrics/ops-metrics.ts';
+import type { Deps } from '../platform/deps/deps.ts';
+import { GITHUB_EVENT_JOB } from '../features/github/index.ts';
+import { DELIVERY_JOB } from '../features/webhooks/index.ts';
+import type { PoolStats } from '../platform/store/db.ts';
+import type { OpsMetrics } from '../platform/ops-metrics/ops-metrics.ts';
 
 type BacklogDeps = Pick<Deps, 'db' | 'clock'> & { store: { poolStats(): PoolStats | null } };
 

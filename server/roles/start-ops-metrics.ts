@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { collectDefaultMetrics, Gauge } from 'prom-client';
-import type { Deps } from '../services/deps.ts';
-import { listenError } from '../lib/startup-error.ts';
+import type { Deps } from '../platform/deps/deps.ts';
+import { listenError } from '../core/startup-error.ts';
 import { registerBacklogs } from './ops-backlogs.ts';
-import { startMetricsServer } from '../ops-metrics/metrics-http.ts';
+import { startMetricsServer } from '../platform/ops-metrics/metrics-http.ts';
 
 const VERSION = (
   JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }

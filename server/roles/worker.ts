@@ -1,18 +1,18 @@
-import { createArtifactStore } from '../builder/artifacts.ts';
-import { blobStoreOf } from '../storage/open-blob-store.ts';
-import { rescueBlobs } from '../storage/condemned-blobs.ts';
-import { probeTokens } from '../monitoring/probe-token.ts';
-import { createBuildJob } from '../jobs/build-job.ts';
-import { probeDeployment } from '../jobs/probe-deployment.ts';
-import { startWorker, type JobHandler } from '../jobs/worker.ts';
-import type { Sandbox } from '../sandbox/index.ts';
-import type { Deps } from '../services/deps.ts';
-import { startDeliveryWorker } from '../webhooks/delivery-worker.ts';
-import type { LookupAll } from '../lib/ssrf.ts';
-import { createCertificateJob } from '../certificates/certificate-job.ts';
-import { createRenewalJob } from '../certificates/renew-certificates.ts';
-import { createMonitoringTickJob, MONITORING_TICK_JOB } from '../monitoring/monitoring-tick.ts';
-import { startPeriodicScheduler } from '../jobs/periodic-jobs.ts';
+import { createArtifactStore } from '../features/builds/index.ts';
+import { blobStoreOf } from '../platform/storage/open-blob-store.ts';
+import { rescueBlobs } from '../platform/storage/condemned-blobs.ts';
+import { probeTokens } from '../features/monitoring/index.ts';
+import { createBuildJob } from '../features/builds/index.ts';
+import { probeDeployment } from '../features/monitoring/index.ts';
+import { startWorker, type JobHandler } from '../platform/jobs/worker.ts';
+import type { Sandbox } from '../platform/sandbox/index.ts';
+import type { Deps } from '../platform/deps/deps.ts';
+import { startDeliveryWorker } from '../features/webhooks/index.ts';
+import type { LookupAll } from '../core/ssrf.ts';
+import { createCertificateJob } from '../features/serving/index.ts';
+import { createRenewalJob } from '../features/serving/index.ts';
+import { createMonitoringTickJob, MONITORING_TICK_JOB } from '../schedule/monitoring-tick.ts';
+import { startPeriodicScheduler } from '../platform/jobs/periodic-jobs.ts';
 
 export interface WorkerRole {
   stop(): Promise<void>;

@@ -1,7 +1,7 @@
 import { system } from '../../api/routes/system.ts';
-import { docsPage, docsScript } from '../http/docs-page.ts';
-import { API_VERSION, buildOpenApi } from '../http/openapi.ts';
-import { route, type RouteSpec } from '../http/route-spec.ts';
+import { docsPage, docsScript } from '../platform/http/docs-page.ts';
+import { API_VERSION, buildOpenApi } from '../platform/http/openapi.ts';
+import { route, type RouteSpec } from '../platform/http/route-spec.ts';
 
 /** Health, readiness and the API description; none of them needs a token. */
 export function systemRoutes(getSpecs: () => RouteSpec[]): RouteSpec[] {

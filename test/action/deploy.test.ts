@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Project } from '../../api/schemas/projects.ts';
-import { createToken } from '../../server/services/users/create-token.ts';
+import { createToken } from '../../server/features/identity/users/create-token.ts';
 import type { GitRepo } from '../helpers/git-repo.ts';
 import { createGitHubApi, type GitHubApi } from '../helpers/github-api.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';

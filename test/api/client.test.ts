@@ -4,10 +4,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../api/errors.ts';
 import { createClient, type SlipwayClient } from '../../api/client/index.ts';
 import { collect } from '../../api/client/pagination.ts';
-import type { Dns } from '../../server/lib/dns.ts';
-import { newId } from '../../server/lib/ids.ts';
-import { appendLog } from '../../server/services/deployments/deployment-logs.ts';
-import { markBuilding, markDeploying, markLive } from '../../server/services/deployments/deployment-state.ts';
+import type { Dns } from '../../server/core/dns.ts';
+import { newId } from '../../server/core/ids.ts';
+import { appendLog } from '../../server/features/deployments/deployment-logs.ts';
+import { markBuilding, markDeploying, markLive } from '../../server/features/deployments/deployment-state.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { ManualClock } from '../helpers/clock.ts';
 

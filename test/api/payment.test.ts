@@ -14,7 +14,7 @@ import {
   PaymentFormatError,
   type PaymentChallenge,
 } from '../../api/payment.ts';
-import { addCredits } from '../../server/payments/credits.ts';
+import { addCredits } from '../../server/features/billing/credits.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 
 const challenge: PaymentChallenge = {

@@ -2,7 +2,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { allContracts, contracts, pathOf } from '../../api/routes/index.ts';
-import { DOCS_SCRIPT } from '../../server/http/docs-page.ts';
+import { DOCS_SCRIPT } from '../../server/platform/http/docs-page.ts';
 import { allRoutes } from '../../server/routes/index.ts';
 
 const root = join(import.meta.dirname, '../..');

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { sign } from '@octokit/webhooks-methods';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findFreePort } from '../../server/lib/free-port.ts';
+import { findFreePort } from '../../server/core/free-port.ts';
 import { type BotRole, startBotRole } from '../../server/roles/bot.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 import { GITHUB_SECRET, startHarness, TestOctokit, type Harness } from './helpers/harness.ts';

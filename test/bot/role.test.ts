@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { HANDLED_EVENTS } from '../../bot/app.ts';
 import { loadBotSettings } from '../../bot/settings.ts';
 import slipwayBot from '../../bot/index.ts';
-import { findFreePort } from '../../server/lib/free-port.ts';
+import { findFreePort } from '../../server/core/free-port.ts';
 import { type BotRole, startBotRole } from '../../server/roles/bot.ts';
 import { createGitRepo, type GitRepo } from '../helpers/git-repo.ts';
 import { type BotGitHub, createBotGitHub } from './helpers/github.ts';

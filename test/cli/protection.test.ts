@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../server/lib/ids.ts';
+import { newId } from '../../server/core/ids.ts';
 import { deploymentRow, storeSite } from '../helpers/edge.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
 import { spawnCli } from './spawn-cli.ts';

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Deployment } from '../../api/schemas/deployments.ts';
-import { newId } from '../../server/lib/ids.ts';
+import { newId } from '../../server/core/ids.ts';
 import { accessibilityViolations, browserAvailable, launchBrowser } from '../helpers/browser.ts';
 import { edgeRequest } from '../helpers/edge.ts';
 import { createGitRepo, type GitRepo } from '../helpers/git-repo.ts';

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parse as parseDotenv } from 'dotenv';
 import { afterAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../server/config.ts';
+import { loadConfig } from '../../server/platform/config.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const UNITS_DIR = join(ROOT, 'deploy/systemd');

@@ -4,13 +4,13 @@ import { join } from 'node:path';
 import type { FastifyInstance, InjectOptions } from 'fastify';
 import pino from 'pino';
 import { buildApp } from '../../server/app.ts';
-import { loadConfig } from '../../server/config.ts';
-import type { Clock } from '../../server/lib/clock.ts';
-import type { Dns } from '../../server/lib/dns.ts';
+import { loadConfig } from '../../server/platform/config.ts';
+import type { Clock } from '../../server/core/clock.ts';
+import type { Dns } from '../../server/core/dns.ts';
 import { closeDeps, createDeps } from '../../server/runtime.ts';
-import type { Deps } from '../../server/services/deps.ts';
-import { createToken } from '../../server/services/users/create-token.ts';
-import { findOrCreateUser } from '../../server/services/users/find-or-create-user.ts';
+import type { Deps } from '../../server/platform/deps/deps.ts';
+import { createToken } from '../../server/features/identity/users/create-token.ts';
+import { findOrCreateUser } from '../../server/features/identity/users/find-or-create-user.ts';
 import { databaseForTest } from './database.ts';
 
 export interface TestUser {

@@ -1,4 +1,4 @@
-import type { Clock } from '../../server/lib/clock.ts';
+import type { Clock } from '../../server/core/clock.ts';
 
 /** A clock tests move by hand. */
 export class ManualClock implements Clock {

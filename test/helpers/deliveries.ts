@@ -4,8 +4,8 @@ import {
   DELIVERY_JOB,
   deliveryRow,
   type DeliveryRow,
-} from '../../server/services/webhooks/delivery-job.ts';
-import type { Database } from '../../server/store/schema.ts';
+} from '../../server/features/webhooks/delivery-job.ts';
+import type { Database } from '../../server/platform/store/schema.ts';
 
 /**
  * Webhook deliveries as stored (jobs of kind `webhook.deliver`), oldest first, read the way the

@@ -5,11 +5,11 @@ import { request, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { createArtifactStore } from '../../server/builder/artifacts.ts';
-import type { BlobStore } from '../../server/storage/blob-store.ts';
-import { newId, randomString } from '../../server/lib/ids.ts';
+import { createArtifactStore } from '../../server/features/builds/artifacts.ts';
+import type { BlobStore } from '../../server/platform/storage/blob-store.ts';
+import { newId, randomString } from '../../server/core/ids.ts';
 import type { Kysely } from 'kysely';
-import type { Database, DeploymentsTable, ProjectsTable } from '../../server/store/schema.ts';
+import type { Database, DeploymentsTable, ProjectsTable } from '../../server/platform/store/schema.ts';
 import type { TestApp } from './app.ts';
 
 /** Stores `files` (site path -> content) as a real artifact under `root` (or in a blob store); returns its id. */

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { Database } from '../../server/store/schema.ts';
+import type { Database } from '../../server/platform/store/schema.ts';
 
 interface CountRow {
   key: string;

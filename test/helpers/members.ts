@@ -1,4 +1,4 @@
-import { newId } from '../../server/lib/ids.ts';
+import { newId } from '../../server/core/ids.ts';
 import type { TestApp, TestUser } from './app.ts';
 
 export type TestRole = 'owner' | 'admin' | 'developer' | 'viewer';

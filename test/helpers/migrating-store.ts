@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Migrator } from 'kysely';
-import { createCipher } from '../../server/lib/secrets.ts';
-import { openStore, type Store } from '../../server/store/db.ts';
-import { allMigrations } from '../../server/store/migrations/index.ts';
+import { createCipher } from '../../server/core/secrets.ts';
+import { openStore, type Store } from '../../server/platform/store/db.ts';
+import { allMigrations } from '../../server/platform/store/migrations/index.ts';
 import { databaseForTest } from './database.ts';
 
 /**

@@ -1,4 +1,4 @@
-import { mountPoints } from '../../server/sandbox/workspace-disk.ts';
+import { mountPoints } from '../../server/platform/sandbox/workspace-disk.ts';
 
 /** Mount points under `dir` in this process's mount namespace (/proc/self/mountinfo). */
 export async function mountsUnder(dir: string): Promise<string[]> {

@@ -4,7 +4,7 @@ import {
   type PaymentChallenge,
   type PaymentCredential,
 } from '../../api/payment.ts';
-import { addCredits } from '../../server/payments/credits.ts';
+import { addCredits } from '../../server/features/billing/credits.ts';
 import type { TestApp, TestUser } from './app.ts';
 
 /** Tops up the user's personal organization through the service the CLI uses. */

@@ -3,7 +3,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, request, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseObjectStorage, type ObjectStorageConfig } from '../../server/storage/object-storage-url.ts';
+import {
+  parseObjectStorage,
+  type ObjectStorageConfig,
+} from '../../server/platform/storage/object-storage-url.ts';
 
 /**
  * s3rver (npm, a devDependency) is the S3-compatible server the object-storage tests run against:

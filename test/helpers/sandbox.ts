@@ -1,9 +1,9 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig } from '../../server/config.ts';
-import { createSandbox, type Sandbox } from '../../server/sandbox/index.ts';
-import { systemLookup } from '../../server/lib/ssrf.ts';
+import { loadConfig } from '../../server/platform/config.ts';
+import { createSandbox, type Sandbox } from '../../server/platform/sandbox/index.ts';
+import { systemLookup } from '../../server/core/ssrf.ts';
 
 /**
  * This machine's npm registry answers from a documentation range (203.0.113.0/24), which the

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createClient } from '../../api/client/index.ts';
 import type { Deployment } from '../../api/schemas/deployments.ts';
 import type { Project } from '../../api/schemas/projects.ts';
-import { findFreePort } from '../../server/lib/free-port.ts';
+import { findFreePort } from '../../server/core/free-port.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/database.ts';
 import { createGitRepo, type GitRepo } from '../helpers/git-repo.ts';
 import { isGone } from '../helpers/process.ts';

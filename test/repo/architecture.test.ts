@@ -44,17 +44,17 @@ describe('the direction of imports (docs/architecture.md)', () => {
 
   it('refuses an import from a lower floor of server/ to a higher one, naming both files', async () => {
     const r = await cruise({
-      'server/services/b.ts': 'export const b = 1;\n',
-      'server/lib/a.ts': "import { b } from '../services/b.ts';\nexport const a = b;\n",
+      'server/platform/http/b.ts': 'export const b = 1;\n',
+      'server/core/a.ts': "import { b } from '../platform/http/b.ts';\nexport const a = b;\n",
     });
     expect(r.code).toBe(1);
-    expect(r.out).toContain('server-floor-0: server/lib/a.ts → server/services/b.ts');
+    expect(r.out).toContain('server-floor-0: server/core/a.ts → server/platform/http/b.ts');
   }, 60_000);
 
   it('refuses an import circle, type-only imports included', async () => {
     const r = await cruise({
-      'server/lib/a.ts': "import type { B } from './b.ts';\nexport type A = B | 1;\n",
-      'server/lib/b.ts': "import type { A } from './a.ts';\nexport type B = A | 2;\n",
+      'server/core/a.ts': "import type { B } from './b.ts';\nexport type A = B | 1;\n",
+      'server/core/b.ts': "import type { A } from './a.ts';\nexport type B = A | 2;\n",
     });
     expect(r.code).toBe(1);
     expect(r.out).toContain('no-circular');
@@ -62,24 +62,70 @@ describe('the direction of imports (docs/architecture.md)', () => {
 
   it('refuses api/ importing the service, and the bot or the Action importing anything but api/', async () => {
     const r = await cruise({
-      'server/lib/x.ts': 'export const x = 1;\n',
-      'api/a.ts': "import { x } from '../server/lib/x.ts';\nexport const a = x;\n",
-      'bot/b.ts': "import { x } from '../server/lib/x.ts';\nexport const b = x;\n",
+      'server/core/x.ts': 'export const x = 1;\n',
+      'api/a.ts': "import { x } from '../server/core/x.ts';\nexport const a = x;\n",
+      'bot/b.ts': "import { x } from '../server/core/x.ts';\nexport const b = x;\n",
       'action/c.ts': "import { b } from '../bot/b.ts';\nexport const c = b;\n",
     });
     expect(r.code).toBe(3);
-    expect(r.out).toContain('api-depends-on-nothing: api/a.ts → server/lib/x.ts');
-    expect(r.out).toContain('action-and-bot-only-on-api: bot/b.ts → server/lib/x.ts');
+    expect(r.out).toContain('api-depends-on-nothing: api/a.ts → server/core/x.ts');
+    expect(r.out).toContain('action-and-bot-only-on-api: bot/b.ts → server/core/x.ts');
     expect(r.out).toContain('action-and-bot-only-on-api: action/c.ts → bot/b.ts');
   }, 60_000);
 
   it('refuses a file of server/ that stands on no floor', async () => {
     const r = await cruise({
-      'server/lib/x.ts': 'export const x = 1;\n',
-      'server/somewhere/y.ts': "import { x } from '../lib/x.ts';\nexport const y = x;\n",
+      'server/core/x.ts': 'export const x = 1;\n',
+      'server/somewhere/y.ts': "import { x } from '../core/x.ts';\nexport const y = x;\n",
     });
     expect(r.code).toBe(1);
     expect(r.out).toContain('server-files-on-a-floor: server/somewhere/y.ts');
+  }, 60_000);
+});
+
+describe('features (docs/architecture.md#features)', () => {
+  const entry = "export { x } from './x.ts';\n";
+  const x = 'export const x = 1;\n';
+
+  it("refuses a feature reaching past another feature's public entry, and a feature importing one above it", async () => {
+    const r = await cruise({
+      'server/features/identity/index.ts': entry,
+      'server/features/identity/x.ts': x,
+      'server/features/billing/index.ts': entry,
+      'server/features/billing/x.ts': x,
+      'server/features/builds/y.ts': "import { x } from '../identity/x.ts';\nexport const y = x;\n",
+      'server/features/identity/z.ts': "import { x } from '../billing/index.ts';\nexport const z = x;\n",
+    });
+    expect(r.code).toBe(2);
+    expect(r.out).toContain(
+      'features-through-their-entry: server/features/builds/y.ts → server/features/identity/x.ts',
+    );
+    expect(r.out).toContain(
+      'feature-identity: server/features/identity/z.ts → server/features/billing/index.ts',
+    );
+  }, 60_000);
+
+  it('lets a feature use a lower one through its entry, and refuses the wiring reaching inside', async () => {
+    const r = await cruise({
+      'server/features/identity/index.ts': entry,
+      'server/features/identity/x.ts': x,
+      'server/features/billing/y.ts': "import { x } from '../identity/index.ts';\nexport const y = x;\n",
+      'server/routes/r.ts': "import { x } from '../features/identity/x.ts';\nexport const r = x;\n",
+    });
+    expect(r.code).toBe(1);
+    expect(r.out).toContain(
+      'wiring-through-feature-entries: server/routes/r.ts → server/features/identity/x.ts',
+    );
+    expect(r.out).not.toContain('server/features/billing/y.ts');
+  }, 60_000);
+
+  it('refuses a feature folder that is not on the list', async () => {
+    const r = await cruise({
+      'server/core/x.ts': x,
+      'server/features/extras/a.ts': "import { x } from '../../core/x.ts';\nexport const a = x;\n",
+    });
+    expect(r.code).toBe(1);
+    expect(r.out).toContain('features-on-the-list: server/features/extras/a.ts');
   }, 60_000);
 });
 

@@ -12,7 +12,7 @@ const variablesOf = (path: string) =>
 describe('configuration', () => {
   it('every variable the service and the GitHub App read is in the README’s tables', () => {
     const variables = [
-      ...new Set([...variablesOf('server/config/env-schema.ts'), ...variablesOf('bot/settings.ts')]),
+      ...new Set([...variablesOf('server/platform/config/env-schema.ts'), ...variablesOf('bot/settings.ts')]),
     ];
     expect(variables).toEqual(
       expect.arrayContaining(['PORT', 'SLIPWAY_DATA_DIR', 'APP_ID', 'BOT_PORT', 'SLIPWAY_EDGE_TLS_PORT']),
@@ -23,7 +23,10 @@ describe('configuration', () => {
   });
 
   it('the README’s tables name no variable that nothing reads', () => {
-    const read_ = new Set([...variablesOf('server/config/env-schema.ts'), ...variablesOf('bot/settings.ts')]);
+    const read_ = new Set([
+      ...variablesOf('server/platform/config/env-schema.ts'),
+      ...variablesOf('bot/settings.ts'),
+    ]);
     // Read by the people's CLI (docs/cli.md), not by the service.
     const elsewhere = ['SLIPWAY_TOKEN', 'SLIPWAY_CONFIG_DIR'];
     const named = [...read('README.md').matchAll(/^\|\s*((?:`[A-Z][A-Z0-9_]+`(?:,\s*)?)+)\s*\|/gm)].flatMap(

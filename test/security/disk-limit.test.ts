@@ -2,12 +2,15 @@ import { chmodSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createArtifactStore, type ArtifactStore } from '../../server/builder/artifacts.ts';
-import { buildDeployment, type BuildDeploymentOptions } from '../../server/builder/build-deployment.ts';
-import { loadConfig } from '../../server/config.ts';
-import { diskUsage } from '../../server/sandbox/disk-watch.ts';
-import { createSandbox, type Sandbox } from '../../server/sandbox/index.ts';
-import { systemLookup } from '../../server/lib/ssrf.ts';
+import { createArtifactStore, type ArtifactStore } from '../../server/features/builds/artifacts.ts';
+import {
+  buildDeployment,
+  type BuildDeploymentOptions,
+} from '../../server/features/builds/build-deployment.ts';
+import { loadConfig } from '../../server/platform/config.ts';
+import { diskUsage } from '../../server/platform/sandbox/disk-watch.ts';
+import { createSandbox, type Sandbox } from '../../server/platform/sandbox/index.ts';
+import { systemLookup } from '../../server/core/ssrf.ts';
 import { createGitRepo, type GitRepo } from '../helpers/git-repo.ts';
 import { mountsUnder } from '../helpers/mounts.ts';
 

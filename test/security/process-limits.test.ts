@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../server/config.ts';
-import { createSandbox, type Sandbox } from '../../server/sandbox/index.ts';
-import { spawnPlanned } from '../../server/sandbox/spawn-planned.ts';
-import { systemLookup } from '../../server/lib/ssrf.ts';
+import { loadConfig } from '../../server/platform/config.ts';
+import { createSandbox, type Sandbox } from '../../server/platform/sandbox/index.ts';
+import { spawnPlanned } from '../../server/platform/sandbox/spawn-planned.ts';
+import { systemLookup } from '../../server/core/ssrf.ts';
 import { hostProcesses } from '../helpers/host-processes.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 

@@ -2,7 +2,7 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { connect, createServer, type AddressInfo, type Server } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hostAddresses } from '../../server/sandbox/network-policy.ts';
+import { hostAddresses } from '../../server/platform/sandbox/network-policy.ts';
 import { createGitRepo, type GitRepo } from '../helpers/git-repo.ts';
 import { hostProcesses } from '../helpers/host-processes.ts';
 import { REGISTRY_ALLOW, testSandbox } from '../helpers/sandbox.ts';

@@ -2,7 +2,7 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openBackupBucket } from '../../server/backup/backup-bucket.ts';
+import { openBackupBucket } from '../../server/features/backup/backup-bucket.ts';
 import { databaseForTest, databaseUrlOf, testDialect } from '../helpers/database.ts';
 import { createGitRepo, type GitRepo } from '../helpers/git-repo.ts';
 import { runShell } from '../helpers/process.ts';

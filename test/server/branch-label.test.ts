@@ -6,7 +6,7 @@ import {
   branchLabelCandidates,
   branchSlug,
   withRandom,
-} from '../../server/services/deployments/branch-label.ts';
+} from '../../server/features/deployments/branch-label.ts';
 
 const DNS_LABEL = /^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/;
 

@@ -1,9 +1,9 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createHostResolver, type HostResolver } from '../../server/edge/resolve-host.ts';
-import { branchHash } from '../../server/services/deployments/branch-label.ts';
-import { markBuilding, markDeploying, markLive } from '../../server/services/deployments/deployment-state.ts';
-import { setProjectStatus } from '../../server/services/projects/set-project-status.ts';
-import { onRoutingChange } from '../../server/services/routing-signal.ts';
+import { createHostResolver, type HostResolver } from '../../server/features/serving/edge/resolve-host.ts';
+import { branchHash } from '../../server/features/deployments/branch-label.ts';
+import { markBuilding, markDeploying, markLive } from '../../server/features/deployments/deployment-state.ts';
+import { setProjectStatus } from '../../server/features/deployments/projects/set-project-status.ts';
+import { onRoutingChange } from '../../server/platform/deps/routing-signal.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { deploymentRow } from '../helpers/edge.ts';
 import { createGitRepo, type GitRepo } from '../helpers/git-repo.ts';

@@ -2,7 +2,7 @@ import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Deployment } from '../../api/schemas/deployments.ts';
-import { blobStoreOf } from '../../server/storage/open-blob-store.ts';
+import { blobStoreOf } from '../../server/platform/storage/open-blob-store.ts';
 import { createGitRepo, type GitRepo } from '../helpers/git-repo.ts';
 import { s3ServerMissing, startS3Server, type S3Server } from '../helpers/s3-server.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Deployment } from '../../api/schemas/deployments.ts';
-import { createLogBuffer } from '../../server/jobs/log-buffer.ts';
+import { createLogBuffer } from '../../server/features/builds/job/log-buffer.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { insertDeployment, insertProject } from '../helpers/edge.ts';
 import { createGitRepo, type GitRepo } from '../helpers/git-repo.ts';

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { BUILD_JOB } from '../../server/services/deployments/queue-deployment.ts';
+import { BUILD_JOB } from '../../server/features/deployments/queue-deployment.ts';
 import { createGitRepo } from '../helpers/git-repo.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
 import { waitFor } from '../helpers/wait-for.ts';

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { expect, it } from 'vitest';
-import { decodeBuildSpec } from '../../server/builder/build-spec.ts';
+import { decodeBuildSpec } from '../../server/platform/store/build-spec.ts';
 import { withMigratingStore } from '../helpers/migrating-store.ts';
 
 it('gives deployments queued before build specs the spec their build would have had, and drops the old columns', async () => {

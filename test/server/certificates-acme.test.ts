@@ -4,7 +4,7 @@ import { get } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findFreePort } from '../../server/lib/free-port.ts';
+import { findFreePort } from '../../server/core/free-port.ts';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.ts';
 import { createGitRepo, type GitRepo } from '../helpers/git-repo.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';

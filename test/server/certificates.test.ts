@@ -11,26 +11,30 @@ import {
   X509Certificate as PeculiarX509Certificate,
 } from '@peculiar/x509';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCertificateJob } from '../../server/certificates/certificate-job.ts';
-import { challengeTokenOf, findChallenge, putChallenge } from '../../server/certificates/challenge-store.ts';
-import { issueCertificate } from '../../server/certificates/issue-certificate.ts';
-import { renewCertificates } from '../../server/certificates/renew-certificates.ts';
-import type { IssuedCertificate } from '../../server/certificates/issued-certificate.ts';
-import { createSelfSignedCertificate } from '../../server/certificates/self-signed.ts';
-import { createSniCache } from '../../server/certificates/sni-cache.ts';
-import { createEdgeServer } from '../../server/edge/server.ts';
-import { createHostResolver } from '../../server/edge/resolve-host.ts';
-import { loadConfig } from '../../server/config.ts';
-import type { Job } from '../../server/queue/queue.ts';
-import { newId } from '../../server/lib/ids.ts';
-import type { DomainsTable } from '../../server/store/schema.ts';
+import { createCertificateJob } from '../../server/features/serving/certificates/certificate-job.ts';
+import {
+  challengeTokenOf,
+  findChallenge,
+  putChallenge,
+} from '../../server/features/serving/certificates/challenge-store.ts';
+import { issueCertificate } from '../../server/features/serving/certificates/issue-certificate.ts';
+import { renewCertificates } from '../../server/features/serving/certificates/renew-certificates.ts';
+import type { IssuedCertificate } from '../../server/features/serving/certificates/issued-certificate.ts';
+import { createSelfSignedCertificate } from '../../server/features/serving/certificates/self-signed.ts';
+import { createSniCache } from '../../server/features/serving/certificates/sni-cache.ts';
+import { createEdgeServer } from '../../server/features/serving/edge/server.ts';
+import { createHostResolver } from '../../server/features/serving/edge/resolve-host.ts';
+import { loadConfig } from '../../server/platform/config.ts';
+import type { Job } from '../../server/platform/queue/queue.ts';
+import { newId } from '../../server/core/ids.ts';
+import type { DomainsTable } from '../../server/platform/store/schema.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { edgeRequest, insertProject, listen } from '../helpers/edge.ts';
 import { addMember } from '../helpers/members.ts';
 import { startStub, type StubServer } from '../helpers/stub-server.ts';
 import { readDeliveries } from '../helpers/deliveries.ts';
-import { DELIVERY_JOB } from '../../server/services/webhooks/delivery-job.ts';
+import { DELIVERY_JOB } from '../../server/features/webhooks/delivery-job.ts';
 
 const NOW = '2026-11-22T10:00:00.000Z';
 const DAY = 86_400_000;

@@ -1,9 +1,9 @@
 import { EventEmitter } from 'node:events';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { startClaimLoop, Stopped, type ClaimLoop, type Lane } from '../../server/jobs/claim-loop.ts';
-import type { JobQueue } from '../../server/queue/queue.ts';
-import { wakeUp } from '../../server/lib/wake-up.ts';
+import { startClaimLoop, Stopped, type ClaimLoop, type Lane } from '../../server/platform/jobs/claim-loop.ts';
+import type { JobQueue } from '../../server/platform/queue/queue.ts';
+import { wakeUp } from '../../server/core/wake-up.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
 interface Item {

@@ -5,9 +5,9 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createCipher } from '../../server/lib/secrets.ts';
-import { dialectHelpers } from '../../server/store/dialect.ts';
-import { allMigrations } from '../../server/store/migrations/index.ts';
+import { createCipher } from '../../server/core/secrets.ts';
+import { dialectHelpers } from '../../server/platform/store/dialect.ts';
+import { allMigrations } from '../../server/platform/store/migrations/index.ts';
 import { createTestApp } from '../helpers/app.ts';
 import { testDialect } from '../helpers/database.ts';
 import { waitFor } from '../helpers/wait-for.ts';

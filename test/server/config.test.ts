@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../server/config.ts';
+import { loadConfig } from '../../server/platform/config.ts';
 
 describe('configuration of jobs and shutdown', () => {
   const base = { SLIPWAY_DATA_DIR: '/tmp/slipway-config-test' };

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeBuildSpec } from '../../server/builder/build-spec.ts';
-import { markBuilding, markDeploying, markLive } from '../../server/services/deployments/deployment-state.ts';
-import { getMetricSeries } from '../../server/services/monitoring/get-metric-series.ts';
-import { recordRequests } from '../../server/services/monitoring/record-requests.ts';
+import { decodeBuildSpec } from '../../server/platform/store/build-spec.ts';
+import { markBuilding, markDeploying, markLive } from '../../server/features/deployments/deployment-state.ts';
+import { getMetricSeries } from '../../server/features/monitoring/get-metric-series.ts';
+import { recordRequests } from '../../server/features/monitoring/record-requests.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { dashboardSession } from '../helpers/dashboard-session.ts';

@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendLog } from '../../server/services/deployments/deployment-logs.ts';
+import { appendLog } from '../../server/features/deployments/deployment-logs.ts';
 import {
   markBuilding,
   markDeploying,
   markFailed,
   markLive,
-} from '../../server/services/deployments/deployment-state.ts';
+} from '../../server/features/deployments/deployment-state.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { insertDeployment } from '../helpers/edge.ts';
 import { addMember } from '../helpers/members.ts';

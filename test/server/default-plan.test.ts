@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../server/config.ts';
+import { loadConfig } from '../../server/platform/config.ts';
 import { createTestApp } from '../helpers/app.ts';
 
 /** SLIPWAY_DEFAULT_PLAN: the operator lifts the free plan's 100 requests an hour for everyone new. */

@@ -1,6 +1,6 @@
 import { type Kysely } from 'kysely';
 import { expect, it } from 'vitest';
-import { isUniqueViolation } from '../../server/store/errors.ts';
+import { isUniqueViolation } from '../../server/platform/store/errors.ts';
 import { withMigratingStore } from '../helpers/migrating-store.ts';
 
 it('023 adds deploy_hooks beside the projects already there: counts start at zero, names are unique per project', async () => {

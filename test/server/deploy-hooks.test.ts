@@ -1,8 +1,8 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { setProjectStatus } from '../../server/services/projects/set-project-status.ts';
-import { markBuilding } from '../../server/services/deployments/deployment-state.ts';
+import { setProjectStatus } from '../../server/features/deployments/projects/set-project-status.ts';
+import { markBuilding } from '../../server/features/deployments/deployment-state.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { addMember } from '../helpers/members.ts';

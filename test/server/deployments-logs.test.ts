@@ -1,21 +1,21 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../server/lib/ids.ts';
-import { appendLog } from '../../server/services/deployments/deployment-logs.ts';
+import { newId } from '../../server/core/ids.ts';
+import { appendLog } from '../../server/features/deployments/deployment-logs.ts';
 import {
   markBuilding,
   markDeploying,
   markFailed,
   markLive,
-} from '../../server/services/deployments/deployment-state.ts';
-import { logFrames } from '../../server/http/log-frames.ts';
-import { sendEventStream } from '../../server/http/sse.ts';
+} from '../../server/features/deployments/deployment-state.ts';
+import { logFrames } from '../../server/features/deployments/log-frames.ts';
+import { sendEventStream } from '../../server/platform/http/sse.ts';
 import {
   onDeploymentActivity,
   signalDeployment,
-} from '../../server/services/deployments/deployment-activity.ts';
-import { logEvents } from '../../server/services/deployments/follow-logs.ts';
+} from '../../server/features/deployments/deployment-activity.ts';
+import { logEvents } from '../../server/features/deployments/follow-logs.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { testDialect } from '../helpers/database.ts';
 import { addMember } from '../helpers/members.ts';

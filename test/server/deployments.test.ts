@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { decodeBuildSpec } from '../../server/builder/build-spec.ts';
-import { newId } from '../../server/lib/ids.ts';
+import { decodeBuildSpec } from '../../server/platform/store/build-spec.ts';
+import { newId } from '../../server/core/ids.ts';
 import {
   markBuilding,
   markDeploying,
   markFailed,
   markLive,
-} from '../../server/services/deployments/deployment-state.ts';
-import { setProjectStatus } from '../../server/services/projects/set-project-status.ts';
+} from '../../server/features/deployments/deployment-state.ts';
+import { setProjectStatus } from '../../server/features/deployments/projects/set-project-status.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { readDeliveries } from '../helpers/deliveries.ts';

@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest';
-import { isUniqueViolation } from '../../server/store/errors.ts';
-import type { DomainsTable } from '../../server/store/schema.ts';
+import { isUniqueViolation } from '../../server/platform/store/errors.ts';
+import type { DomainsTable } from '../../server/platform/store/schema.ts';
 import { withMigratingStore } from '../helpers/migrating-store.ts';
 
 it('upgrades domains to claims: rows kept, pending names shareable, a verified name unique', async () => {

@@ -1,7 +1,7 @@
 import { connect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findFreePort } from '../../server/lib/free-port.ts';
-import { newId } from '../../server/lib/ids.ts';
+import { findFreePort } from '../../server/core/free-port.ts';
+import { newId } from '../../server/core/ids.ts';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.ts';
 import { createGitRepo, type GitRepo } from '../helpers/git-repo.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';

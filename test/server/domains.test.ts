@@ -1,12 +1,12 @@
 import dns2 from 'dns2';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Dns } from '../../server/lib/dns.ts';
+import type { Dns } from '../../server/core/dns.ts';
 import { tmpdir } from 'node:os';
-import { loadConfig } from '../../server/config.ts';
-import { createHostResolver } from '../../server/edge/resolve-host.ts';
-import { newId } from '../../server/lib/ids.ts';
-import { deleteExpiredClaims } from '../../server/services/domains/claim-expiry.ts';
-import { dnsRecordsFor, EDGE_ADDRESS_HINT } from '../../server/services/domains/dns-records.ts';
+import { loadConfig } from '../../server/platform/config.ts';
+import { createHostResolver } from '../../server/features/serving/edge/resolve-host.ts';
+import { newId } from '../../server/core/ids.ts';
+import { deleteExpiredClaims } from '../../server/features/serving/domains/claim-expiry.ts';
+import { dnsRecordsFor, EDGE_ADDRESS_HINT } from '../../server/features/serving/domains/dns-records.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { addMember } from '../helpers/members.ts';

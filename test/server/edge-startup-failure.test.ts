@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
 import { expect, it } from 'vitest';
-import { findFreePort } from '../../server/lib/free-port.ts';
+import { findFreePort } from '../../server/core/free-port.ts';
 import { startStack } from '../helpers/stack.ts';
 
 it('an edge whose HTTPS port is taken fails its start naming it, and leaves its HTTP port free again', async () => {

@@ -1,7 +1,7 @@
 import { parse as parseDotenv } from 'dotenv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { formatDotenv, quoteDotenvValue } from '../../server/services/env/format-dotenv.ts';
+import { formatDotenv, quoteDotenvValue } from '../../server/features/deployments/env/format-dotenv.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { addMember } from '../helpers/members.ts';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { resolveBuildEnv } from '../../server/services/env/resolve-build-env.ts';
+import { resolveBuildEnv } from '../../server/features/deployments/env/resolve-build-env.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { addMember } from '../helpers/members.ts';

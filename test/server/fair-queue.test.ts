@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { turnOrder, type Fairness, type Turn } from '../../server/queue/fair-claim.ts';
-import { buildsPerOrganization } from '../../server/jobs/build-job.ts';
+import { turnOrder, type Fairness, type Turn } from '../../server/platform/queue/fair-claim.ts';
+import { buildsPerOrganization } from '../../server/features/builds/job/build-job.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { ManualClock } from '../helpers/clock.ts';
 

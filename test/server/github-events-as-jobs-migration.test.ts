@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { expect, it } from 'vitest';
-import { createJobQueue } from '../../server/queue/queue.ts';
-import { claimGitHubEvents } from '../../server/services/github-events/claim-events.ts';
-import { finishGitHubEvent } from '../../server/services/github-events/finish-event.ts';
-import { storeGitHubEvent } from '../../server/services/github-events/store-event.ts';
-import type { Actor, Deps } from '../../server/services/deps.ts';
+import { createJobQueue } from '../../server/platform/queue/queue.ts';
+import { claimGitHubEvents } from '../../server/features/github/events/claim-events.ts';
+import { finishGitHubEvent } from '../../server/features/github/events/finish-event.ts';
+import { storeGitHubEvent } from '../../server/features/github/events/store-event.ts';
+import type { Actor, Deps } from '../../server/platform/deps/deps.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { withMigratingStore } from '../helpers/migrating-store.ts';
 

@@ -5,8 +5,8 @@ import {
   GITHUB_EVENT_RETENTION_MS,
   MAX_ATTEMPTS,
   pruneGitHubEvents,
-} from '../../server/services/github-events/finish-event.ts';
-import { GITHUB_EVENT_JOB } from '../../server/services/github-events/event-job.ts';
+} from '../../server/features/github/events/finish-event.ts';
+import { GITHUB_EVENT_JOB } from '../../server/features/github/events/event-job.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { ManualClock } from '../helpers/clock.ts';
 

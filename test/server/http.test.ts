@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorEnvelope } from '../../api/schemas/common.ts';
-import { errorExample, operationExamples } from '../../server/http/openapi-examples.ts';
+import { errorExample, operationExamples } from '../../server/platform/http/openapi-examples.ts';
 import { allRoutes } from '../../server/routes/index.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 

@@ -1,11 +1,11 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ApiError } from '../../api/errors.ts';
-import { bodyHash, IDEMPOTENCY_LEASE_MS } from '../../server/http/idempotency.ts';
-import { sendError } from '../../server/http/errors.ts';
-import { registerRoutes } from '../../server/http/route.ts';
-import { route } from '../../server/http/route-spec.ts';
-import type { Deps } from '../../server/services/deps.ts';
+import { bodyHash, IDEMPOTENCY_LEASE_MS } from '../../server/platform/http/idempotency.ts';
+import { sendError } from '../../server/platform/http/errors.ts';
+import { registerRoutes } from '../../server/platform/http/route.ts';
+import { route } from '../../server/platform/http/route-spec.ts';
+import type { Deps } from '../../server/platform/deps/deps.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { challengeFor, credentialFor, ledgerOf, topUp, unlimited } from '../helpers/payments.ts';

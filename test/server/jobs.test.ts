@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { pruneFinishedJobs } from '../../server/jobs/prune-jobs.ts';
-import { DELIVERY_JOB } from '../../server/services/webhooks/delivery-job.ts';
-import { startWorker, type Worker } from '../../server/jobs/worker.ts';
+import { pruneFinishedJobs } from '../../server/schedule/prune-jobs.ts';
+import { DELIVERY_JOB } from '../../server/features/webhooks/delivery-job.ts';
+import { startWorker, type Worker } from '../../server/platform/jobs/worker.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { ManualClock } from '../helpers/clock.ts';
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { decodeJson } from '../../server/lib/json-column.ts';
-import { parseRuntime } from '../../server/store/deployment-runtime.ts';
-import { toWebhook } from '../../server/services/webhooks/to-webhook.ts';
+import { decodeJson } from '../../server/core/json-column.ts';
+import { parseRuntime } from '../../server/platform/store/deployment-runtime.ts';
+import { toWebhook } from '../../server/features/webhooks/to-webhook.ts';
 
 describe('JSON columns are read through their schema', () => {
   it('returns the value, or says which column is not JSON or which field is wrong', () => {

@@ -7,7 +7,7 @@ import { testDialect } from '../helpers/database.ts';
 
 /**
  * On SQLite the project a request names, with the caller's role, is answered from memory until a
- * project or membership changes (server/store/sqlite-changes.ts). These tests change both tables
+ * project or membership changes (server/platform/store/sqlite-changes.ts). These tests change both tables
  * every way the service and its operators can, and check that the very next request sees it.
  */
 describe.skipIf(testDialect() !== 'sqlite')('reads kept until what they read changes (SQLite)', () => {

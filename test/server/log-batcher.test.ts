@@ -1,5 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { createLogBatcher, type LogEntry, type Timers } from '../../server/jobs/log-batcher.ts';
+import {
+  createLogBatcher,
+  type LogEntry,
+  type Timers,
+} from '../../server/features/builds/job/log-batcher.ts';
 
 /** Timers that run only when the test moves time. */
 function manualTimers() {

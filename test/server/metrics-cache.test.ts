@@ -3,7 +3,7 @@ import {
   createMetricsCache,
   METRICS_CACHE_ENTRIES,
   METRICS_FRESH_MS,
-} from '../../server/services/monitoring/metrics-cache.ts';
+} from '../../server/platform/deps/metrics-cache.ts';
 
 /** A computation that resolves when told, counting how often it ran. */
 const computation = (value: object) => {

@@ -1,20 +1,20 @@
 import { createServer, type Server } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startWorker } from '../../server/jobs/worker.ts';
-import { evaluateDeploymentFailures } from '../../server/monitoring/deployment-failed-alert.ts';
-import { errorRateBreached, evaluateErrorRates } from '../../server/monitoring/error-rate-alert.ts';
-import { createMonitoringTickJob, MONITORING_TICK_JOB } from '../../server/monitoring/monitoring-tick.ts';
+import { startWorker } from '../../server/platform/jobs/worker.ts';
+import { evaluateDeploymentFailures } from '../../server/features/monitoring/deployment-failed-alert.ts';
+import { errorRateBreached, evaluateErrorRates } from '../../server/features/monitoring/error-rate-alert.ts';
+import { createMonitoringTickJob, MONITORING_TICK_JOB } from '../../server/schedule/monitoring-tick.ts';
 import {
   ensureSlotJob,
   isStale,
   slotJobId,
   slotStart,
   startPeriodicScheduler,
-} from '../../server/jobs/periodic-jobs.ts';
-import { probeProductionUrls } from '../../server/monitoring/probe-production.ts';
-import { pruneMonitoringData } from '../../server/monitoring/prune.ts';
-import { recordRequests, type ServedRequest } from '../../server/services/monitoring/record-requests.ts';
-import { recordRuntimeSamples } from '../../server/services/monitoring/record-runtime-samples.ts';
+} from '../../server/platform/jobs/periodic-jobs.ts';
+import { probeProductionUrls } from '../../server/features/monitoring/probe-production.ts';
+import { pruneMonitoringData } from '../../server/features/monitoring/prune.ts';
+import { recordRequests, type ServedRequest } from '../../server/features/monitoring/record-requests.ts';
+import { recordRuntimeSamples } from '../../server/features/monitoring/record-runtime-samples.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { FakeClock, ManualClock } from '../helpers/clock.ts';
 import { insertDeployment, insertProject, listen, setProduction } from '../helpers/edge.ts';

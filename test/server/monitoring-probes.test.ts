@@ -1,18 +1,21 @@
 import { createServer, type Server } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { probeDeployment } from '../../server/jobs/probe-deployment.ts';
-import { createHostResolver } from '../../server/edge/resolve-host.ts';
-import { createEdgeServer } from '../../server/edge/server.ts';
-import { probeProductionUrls } from '../../server/monitoring/probe-production.ts';
-import { PRUNE_BATCH, pruneMonitoringData } from '../../server/monitoring/prune.ts';
-import { PROBE_HEADER } from '../../server/lib/edge-headers.ts';
+import { probeDeployment } from '../../server/features/monitoring/probe-deployment.ts';
+import { createHostResolver } from '../../server/features/serving/edge/resolve-host.ts';
+import { createEdgeServer } from '../../server/features/serving/edge/server.ts';
+import { probeProductionUrls } from '../../server/features/monitoring/probe-production.ts';
+import { PRUNE_BATCH, pruneMonitoringData } from '../../server/features/monitoring/prune.ts';
+import { PROBE_HEADER } from '../../server/core/edge-headers.ts';
 import {
   createProbeCheck,
   isProbeToken,
   probeToken,
   probeTokens,
-} from '../../server/monitoring/probe-token.ts';
-import { createRequestRecorder, type RequestRecorder } from '../../server/monitoring/request-recorder.ts';
+} from '../../server/features/monitoring/probe-token.ts';
+import {
+  createRequestRecorder,
+  type RequestRecorder,
+} from '../../server/features/monitoring/request-recorder.ts';
 import { edgeRecordingOptions } from '../../server/roles/edge.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { ManualClock } from '../helpers/clock.ts';

@@ -3,20 +3,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CompiledQuery, Migrator, sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../server/config.ts';
-import { createCipher } from '../../server/lib/secrets.ts';
-import { bucketIndex, emptyHistogram, LATENCY_COLUMNS, percentile } from '../../server/lib/histogram.ts';
-import { pruneMonitoringData } from '../../server/monitoring/prune.ts';
-import { rollupRanges } from '../../server/services/monitoring/rollup-ranges.ts';
-import { getMetrics } from '../../server/services/monitoring/get-metrics.ts';
-import { recordRequests, type ServedRequest } from '../../server/services/monitoring/record-requests.ts';
+import { loadConfig } from '../../server/platform/config.ts';
+import { createCipher } from '../../server/core/secrets.ts';
+import { bucketIndex, emptyHistogram, LATENCY_COLUMNS, percentile } from '../../server/core/histogram.ts';
+import { pruneMonitoringData } from '../../server/features/monitoring/prune.ts';
+import { rollupRanges } from '../../server/features/monitoring/rollup-ranges.ts';
+import { getMetrics } from '../../server/features/monitoring/get-metrics.ts';
+import { recordRequests, type ServedRequest } from '../../server/features/monitoring/record-requests.ts';
 import {
   recordRuntimeSamples,
   type RuntimeSample,
-} from '../../server/services/monitoring/record-runtime-samples.ts';
-import { openStore, type Store } from '../../server/store/db.ts';
-import { binder } from '../../server/store/prepared.ts';
-import { allMigrations } from '../../server/store/migrations/index.ts';
+} from '../../server/features/monitoring/record-runtime-samples.ts';
+import { openStore, type Store } from '../../server/platform/store/db.ts';
+import { binder } from '../../server/platform/store/prepared.ts';
+import { allMigrations } from '../../server/platform/store/migrations/index.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { databaseForTest, testDialect } from '../helpers/database.ts';

@@ -1,14 +1,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RuntimeStatus, RuntimeSupervisor } from '../../server/edge/runtime.ts';
+import type { RuntimeStatus, RuntimeSupervisor } from '../../server/features/serving/edge/runtime.ts';
 import {
   parseStat,
   parseVmRss,
   readProcessGroups,
   type GroupUsage,
-} from '../../server/monitoring/proc-stats.ts';
-import { startRuntimeSampler } from '../../server/monitoring/runtime-sampler.ts';
+} from '../../server/features/monitoring/proc-stats.ts';
+import { startRuntimeSampler } from '../../server/features/monitoring/runtime-sampler.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { insertDeployment, insertProject } from '../helpers/edge.ts';

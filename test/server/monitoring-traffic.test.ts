@@ -1,9 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Deployment } from '../../api/schemas/deployments.ts';
-import { requestWithHost } from '../../server/lib/http-get.ts';
-import { BUCKET_BOUNDS_MS, bucketIndex, OVERFLOW_REPORTED_AS_MS } from '../../server/lib/histogram.ts';
-import { runMonitoringTick } from '../../server/monitoring/monitoring-tick.ts';
+import { requestWithHost } from '../../server/core/http-get.ts';
+import { BUCKET_BOUNDS_MS, bucketIndex, OVERFLOW_REPORTED_AS_MS } from '../../server/core/histogram.ts';
+import { runMonitoringTick } from '../../server/schedule/monitoring-tick.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { createGitRepo, type GitRepo } from '../helpers/git-repo.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';

@@ -8,10 +8,10 @@ import {
   mergeHistograms,
   parseHistogram,
   percentile,
-} from '../../server/lib/histogram.ts';
-import { newId } from '../../server/lib/ids.ts';
-import { openAlert, resolveAlert } from '../../server/services/monitoring/alerts.ts';
-import { recordRequests, type ServedRequest } from '../../server/services/monitoring/record-requests.ts';
+} from '../../server/core/histogram.ts';
+import { newId } from '../../server/core/ids.ts';
+import { openAlert, resolveAlert } from '../../server/features/monitoring/alerts.ts';
+import { recordRequests, type ServedRequest } from '../../server/features/monitoring/record-requests.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { ManualClock } from '../helpers/clock.ts';
 

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, jwtVerify, SignJWT, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOidcKeys } from '../../server/services/trust/oidc-keys.ts';
+import { createOidcKeys } from '../../server/platform/deps/oidc-keys.ts';
 
 /** The issuer's keys, found through its discovery document on a real server on 127.0.0.1. */
 describe('OIDC keys by discovery', () => {

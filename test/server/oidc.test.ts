@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { addMember } from '../helpers/members.ts';
-import { runMonitoringTick } from '../../server/monitoring/monitoring-tick.ts';
+import { runMonitoringTick } from '../../server/schedule/monitoring-tick.ts';
 
 const AUDIENCE = 'https://slipway.test';
 

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerBacklogs } from '../../server/roles/ops-backlogs.ts';
-import { createOpsMetrics } from '../../server/ops-metrics/ops-metrics.ts';
-import { storeGitHubEvent } from '../../server/services/github-events/store-event.ts';
+import { createOpsMetrics } from '../../server/platform/ops-metrics/ops-metrics.ts';
+import { storeGitHubEvent } from '../../server/features/github/events/store-event.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { parseScrape, sample } from '../helpers/prometheus.ts';

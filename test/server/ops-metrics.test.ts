@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { loadConfig } from '../../server/config.ts';
+import { loadConfig } from '../../server/platform/config.ts';
 import { createGitRepo, type GitRepo } from '../helpers/git-repo.ts';
 import { histogramCount, sample, scrape, type Families } from '../helpers/prometheus.ts';
 import { deploymentDone, startStack, type Stack } from '../helpers/stack.ts';

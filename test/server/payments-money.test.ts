@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatCents, parseAmount } from '../../server/payments/money.ts';
+import { formatCents, parseAmount } from '../../server/features/billing/money.ts';
 
 describe('money as integer cents', () => {
   it('parses decimal strings exactly', () => {

@@ -5,11 +5,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkHealth } from '../../action/health-check.ts';
 import { httpProbe } from '../../action/http-probe.ts';
 import type { Project } from '../../api/schemas/projects.ts';
-import { newId } from '../../server/lib/ids.ts';
-import { redactUrl } from '../../server/lib/redact-url.ts';
-import { pruneProtection } from '../../server/edge/protection-lookups.ts';
+import { newId } from '../../server/core/ids.ts';
+import { redactUrl } from '../../server/core/redact-url.ts';
+import { pruneProtection } from '../../server/features/serving/edge/protection-lookups.ts';
 import { ManualClock } from '../helpers/clock.ts';
-import type { DeploymentsTable } from '../../server/store/schema.ts';
+import type { DeploymentsTable } from '../../server/platform/store/schema.ts';
 import { deploymentRow, storeSite, upgradeStatus as upgradeAt } from '../helpers/edge.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
 

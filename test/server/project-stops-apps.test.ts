@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Deployment } from '../../api/schemas/deployments.ts';
 import type { Project } from '../../api/schemas/projects.ts';
-import { setProjectStatus } from '../../server/services/projects/set-project-status.ts';
+import { setProjectStatus } from '../../server/features/deployments/projects/set-project-status.ts';
 import { databaseUrlOf } from '../helpers/database.ts';
 import { isGone } from '../helpers/process.ts';
 import { createGitRepo, type GitRepo } from '../helpers/git-repo.ts';

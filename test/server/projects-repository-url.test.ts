@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { findFreePort, isAccepting } from '../../server/lib/free-port.ts';
+import { findFreePort, isAccepting } from '../../server/core/free-port.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { createGitRepo, type GitRepo } from '../helpers/git-repo.ts';
 

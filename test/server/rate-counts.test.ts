@@ -1,8 +1,8 @@
 import { rmSync } from 'node:fs';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createMemoryRateCounts } from '../../server/services/rate-counts/rate-counts-memory.ts';
-import { consumeRateLimit } from '../../server/http/rate-limit.ts';
-import type { Store } from '../../server/store/db.ts';
+import { createMemoryRateCounts } from '../../server/platform/deps/rate-counts/rate-counts-memory.ts';
+import { consumeRateLimit } from '../../server/platform/http/rate-limit.ts';
+import type { Store } from '../../server/platform/store/db.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { testDialect } from '../helpers/database.ts';
 

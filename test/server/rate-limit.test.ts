@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
-import { runMonitoringTick } from '../../server/monitoring/monitoring-tick.ts';
+import { runMonitoringTick } from '../../server/schedule/monitoring-tick.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { testDialect } from '../helpers/database.ts';
 
@@ -288,7 +288,7 @@ describe('plans chosen by the operator (SLIPWAY_PLAN_CHANGES=operator)', () => {
 
   it('applies a plan the operator sets from the next request', async () => {
     const owner = await t.user();
-    const { setOrganizationPlan } = await import('../../server/services/organizations/set-plan.ts');
+    const { setOrganizationPlan } = await import('../../server/features/identity/organizations/set-plan.ts');
     const result = await setOrganizationPlan(t.deps, owner.orgId, 'pro');
     expect(result.previous).toBe('free');
     expect(limits(await t.call(owner, 'GET', '/v1/user')).limit).toBe(1000);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { redactUrl } from '../../server/lib/redact-url.ts';
+import { redactUrl } from '../../server/core/redact-url.ts';
 
 describe('redactUrl', () => {
   it('hides the user part of absolute URLs', () => {

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Deployment } from '../../api/schemas/deployments.ts';
-import type { LookupAll } from '../../server/lib/ssrf.ts';
+import type { LookupAll } from '../../server/core/ssrf.ts';
 import { createGitRepo, type GitRepo } from '../helpers/git-repo.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
 import { waitFor } from '../helpers/wait-for.ts';

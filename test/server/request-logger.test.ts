@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import Fastify from 'fastify';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { lazyRequestLogger } from '../../server/http/request-logger.ts';
+import { lazyRequestLogger } from '../../server/platform/http/request-logger.ts';
 import { createTestApp } from '../helpers/app.ts';
 
 function capture(level: pino.Level) {

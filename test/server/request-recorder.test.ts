@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LATENCY_COLUMNS } from '../../server/lib/histogram.ts';
-import { createRequestRecorder } from '../../server/monitoring/request-recorder.ts';
-import { writeRollupDeltas, type RollupDelta } from '../../server/services/monitoring/record-requests.ts';
+import { LATENCY_COLUMNS } from '../../server/core/histogram.ts';
+import { createRequestRecorder } from '../../server/features/monitoring/request-recorder.ts';
+import { writeRollupDeltas, type RollupDelta } from '../../server/features/monitoring/record-requests.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { insertProject } from '../helpers/edge.ts';

@@ -1,12 +1,12 @@
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { sendError } from '../../server/http/errors.ts';
-import { registerRoutes } from '../../server/http/route.ts';
-import { route } from '../../server/http/route-spec.ts';
+import { sendError } from '../../server/platform/http/errors.ts';
+import { registerRoutes } from '../../server/platform/http/route.ts';
+import { route } from '../../server/platform/http/route-spec.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 
-/** The API's request pipeline as Fastify hooks and schema compilers (server/http/pipeline.ts). */
+/** The API's request pipeline as Fastify hooks and schema compilers (server/platform/http/pipeline.ts). */
 describe('the route pipeline', () => {
   let t: TestApp;
   let alice: TestUser;

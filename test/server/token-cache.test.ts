@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../server/config.ts';
-import { createTokenCache, type CachedToken } from '../../server/services/token-cache.ts';
-import { createLocalNotifier } from '../../server/store/notify.ts';
+import { loadConfig } from '../../server/platform/config.ts';
+import { createTokenCache, type CachedToken } from '../../server/platform/deps/token-cache.ts';
+import { createLocalNotifier } from '../../server/platform/store/notify.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 
 const token = (tokenId: string): CachedToken => ({

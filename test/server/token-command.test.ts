@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createLogger, logFormat } from '../../server/lib/log-format.ts';
+import { createLogger, logFormat } from '../../server/core/log-format.ts';
 import { tokenCommand } from '../../server/token-command.ts';
 
 describe('start-up messages', () => {

@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanUploads } from '../../server/services/uploads/clean-uploads.ts';
+import { cleanUploads } from '../../server/features/uploads/clean-uploads.ts';
 import { createTestApp, type TestApp } from '../helpers/app.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { testDialect } from '../helpers/database.ts';

@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanUploads } from '../../server/services/uploads/clean-uploads.ts';
-import { decodeBuildSpec } from '../../server/builder/build-spec.ts';
+import { cleanUploads } from '../../server/features/uploads/clean-uploads.ts';
+import { decodeBuildSpec } from '../../server/platform/store/build-spec.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { s3ServerMissing, startS3Server, type S3Server } from '../helpers/s3-server.ts';
-import { hashKey } from '../../server/storage/blob-store.ts';
-import { blobStoreOf } from '../../server/storage/open-blob-store.ts';
+import { hashKey } from '../../server/platform/storage/blob-store.ts';
+import { blobStoreOf } from '../../server/platform/storage/open-blob-store.ts';
 import { addMember } from '../helpers/members.ts';
 
 const sha = (s: string | Buffer) => createHash('sha256').update(s).digest('hex');

@@ -1,8 +1,8 @@
 import { expect, it } from 'vitest';
-import { createCipher } from '../../server/lib/secrets.ts';
-import { createJobQueue } from '../../server/queue/queue.ts';
-import { startDeliveryWorker } from '../../server/webhooks/delivery-worker.ts';
-import type { DeliveryDeps } from '../../server/webhooks/delivery-worker.ts';
+import { createCipher } from '../../server/core/secrets.ts';
+import { createJobQueue } from '../../server/platform/queue/queue.ts';
+import { startDeliveryWorker } from '../../server/features/webhooks/delivery-worker.ts';
+import type { DeliveryDeps } from '../../server/features/webhooks/delivery-worker.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { readDeliveries } from '../helpers/deliveries.ts';
 import { withMigratingStore } from '../helpers/migrating-store.ts';

@@ -1,12 +1,12 @@
 import { performance } from 'node:perf_hooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { WebhookEvent } from '../../api/schemas/webhooks.ts';
-import { newId } from '../../server/lib/ids.ts';
-import { markBuilding } from '../../server/services/deployments/deployment-state.ts';
-import { DELIVERY_JOB, enqueueDelivery } from '../../server/services/webhooks/delivery-job.ts';
-import { claimDeliveries } from '../../server/webhooks/delivery-claims.ts';
-import { recordAttempt } from '../../server/webhooks/record-attempt.ts';
-import { startDeliveryWorker, type DeliveryWorker } from '../../server/webhooks/delivery-worker.ts';
+import { newId } from '../../server/core/ids.ts';
+import { markBuilding } from '../../server/features/deployments/deployment-state.ts';
+import { DELIVERY_JOB, enqueueDelivery } from '../../server/features/webhooks/delivery-job.ts';
+import { claimDeliveries } from '../../server/features/webhooks/delivery-claims.ts';
+import { recordAttempt } from '../../server/features/webhooks/record-attempt.ts';
+import { startDeliveryWorker, type DeliveryWorker } from '../../server/features/webhooks/delivery-worker.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { startStub, type StubServer } from '../helpers/stub-server.ts';
 import { waitFor } from '../helpers/wait-for.ts';

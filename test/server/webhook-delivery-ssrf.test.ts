@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startDeliveryWorker, type DeliveryWorker } from '../../server/webhooks/delivery-worker.ts';
+import { startDeliveryWorker, type DeliveryWorker } from '../../server/features/webhooks/delivery-worker.ts';
 import {
   blockedReason,
   RefusedAddressError,
   resolveTarget,
   type ResolvedAddress,
-} from '../../server/lib/ssrf.ts';
+} from '../../server/core/ssrf.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { startStub, type StubServer } from '../helpers/stub-server.ts';

@@ -5,23 +5,24 @@ import { performance } from 'node:perf_hooks';
 import { verify as octokitVerify } from '@octokit/webhooks-methods';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { WEBHOOK_EVENTS, type WebhookEvent } from '../../api/schemas/webhooks.ts';
-import { newId } from '../../server/lib/ids.ts';
+import { newId } from '../../server/core/ids.ts';
 import {
   markBuilding,
   markDeploying,
   markFailed,
   markLive,
-} from '../../server/services/deployments/deployment-state.ts';
-import { MAX_ATTEMPTS, RETRY_DELAYS_MS, retryDelayMs } from '../../server/webhooks/backoff.ts';
-import { startDeliveryWorker, type DeliveryWorker } from '../../server/webhooks/delivery-worker.ts';
-import { DELIVERY_JOB, recordEvent } from '../../server/services/webhooks/outbox.ts';
+} from '../../server/features/deployments/deployment-state.ts';
+import { MAX_ATTEMPTS, RETRY_DELAYS_MS, retryDelayMs } from '../../server/features/webhooks/backoff.ts';
+import { startDeliveryWorker, type DeliveryWorker } from '../../server/features/webhooks/delivery-worker.ts';
+import { DELIVERY_JOB } from '../../server/features/webhooks/delivery-job.ts';
+import { recordEvent } from '../../server/features/webhooks/outbox.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { addMember } from '../helpers/members.ts';
 import { startStub, type StubServer } from '../helpers/stub-server.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 import { readDeliveries } from '../helpers/deliveries.ts';
-import { enqueueDelivery } from '../../server/services/webhooks/delivery-job.ts';
+import { enqueueDelivery } from '../../server/features/webhooks/delivery-job.ts';
 
 const SECRET = 'whsec-0123456789abcdef';
 const COMMIT = '9fceb02d0ae598e95dc970b74767f19372d61af8';

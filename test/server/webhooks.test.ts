@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { newId } from '../../server/lib/ids.ts';
-import { DELIVERY_JOB, recordEvent } from '../../server/services/webhooks/outbox.ts';
+import { newId } from '../../server/core/ids.ts';
+import { DELIVERY_JOB } from '../../server/features/webhooks/delivery-job.ts';
+import { recordEvent } from '../../server/features/webhooks/outbox.ts';
 import { createTestApp, type TestApp, type TestUser } from '../helpers/app.ts';
 import { ManualClock } from '../helpers/clock.ts';
 import { readDeliveries } from '../helpers/deliveries.ts';

@@ -1,5 +1,5 @@
 import type { CreatedDeployHook, DeployHook } from '../../../api/schemas/deploy-hooks.ts';
-import { roleAtLeast } from '../../services/access.ts';
+import { roleAtLeast } from '../../features/identity/index.ts';
 import { html } from '../html.ts';
 import { age, errorBox, type View } from '../layout.ts';
 import { projectShell, type ProjectContext } from './project-shell.ts';

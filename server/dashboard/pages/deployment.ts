@@ -1,5 +1,5 @@
 import type { Deployment, LogType } from '../../../api/schemas/deployments.ts';
-import { roleAtLeast } from '../../services/access.ts';
+import { roleAtLeast } from '../../features/identity/index.ts';
 import type { Role } from '../../../api/schemas/organizations.ts';
 import type { Project } from '../../../api/schemas/projects.ts';
 import { ansiToHtml } from '../ansi.ts';

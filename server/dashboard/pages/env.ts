@@ -1,5 +1,5 @@
 import type { EnvVar } from '../../../api/schemas/env.ts';
-import { roleAtLeast } from '../../services/access.ts';
+import { roleAtLeast } from '../../features/identity/index.ts';
 import { html } from '../html.ts';
 import { errorBox, type View } from '../layout.ts';
 import { projectShell, type ProjectContext } from './project-shell.ts';

@@ -1,7 +1,7 @@
 import type { Deployment } from '../../../api/schemas/deployments.ts';
 import type { Organization } from '../../../api/schemas/organizations.ts';
 import type { Project } from '../../../api/schemas/projects.ts';
-import { roleAtLeast } from '../../services/access.ts';
+import { roleAtLeast } from '../../features/identity/index.ts';
 import { html } from '../html.ts';
 import { age, layout, notice, originBadge, statusBadge, type View } from '../layout.ts';
 

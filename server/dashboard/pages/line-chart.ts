@@ -1,4 +1,4 @@
-import type { RollupSpan } from '../../store/schema.ts';
+import type { RollupSpan } from '../../platform/store/schema.ts';
 import { html, type Html } from '../html.ts';
 
 /** One line of a chart: its name, its class (colour) and a value per point (null: no data there). */

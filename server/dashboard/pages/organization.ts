@@ -1,6 +1,6 @@
 import type { Member, Organization } from '../../../api/schemas/organizations.ts';
 import type { Project } from '../../../api/schemas/projects.ts';
-import { roleAtLeast } from '../../services/access.ts';
+import { roleAtLeast } from '../../features/identity/index.ts';
 import { html } from '../html.ts';
 import { age, errorBox, layout, notice, type View } from '../layout.ts';
 import { pager } from './pager.ts';

@@ -1,6 +1,6 @@
 import type { Deployment, ListDeploymentsQuery } from '../../../api/schemas/deployments.ts';
 import type { Project } from '../../../api/schemas/projects.ts';
-import { roleAtLeast } from '../../services/access.ts';
+import { roleAtLeast } from '../../features/identity/index.ts';
 import { html } from '../html.ts';
 import { age, errorBox, originBadge, statusBadge, type View } from '../layout.ts';
 import { projectShell, type ProjectContext } from './project-shell.ts';

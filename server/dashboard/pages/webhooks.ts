@@ -1,6 +1,6 @@
 import type { Delivery, Webhook } from '../../../api/schemas/webhooks.ts';
 import { WEBHOOK_EVENTS } from '../../../api/schemas/webhooks.ts';
-import { roleAtLeast } from '../../services/access.ts';
+import { roleAtLeast } from '../../features/identity/index.ts';
 import { html } from '../html.ts';
 import { age, errorBox, type View } from '../layout.ts';
 import { projectShell, type ProjectContext } from './project-shell.ts';

@@ -1,12 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../../api/errors.ts';
 import { CreateProjectBody } from '../../../api/schemas/projects.ts';
-import { parseOrThrow } from '../../http/validation.ts';
-import { roleAtLeast } from '../../services/access.ts';
-import { createDeployment } from '../../services/deployments/create-deployment.ts';
-import type { Actor } from '../../services/deps.ts';
-import { listOrganizations } from '../../services/organizations/list-organizations.ts';
-import { createProject } from '../../services/projects/create-project.ts';
+import { parseOrThrow } from '../../platform/http/validation.ts';
+import { roleAtLeast } from '../../features/identity/index.ts';
+import { createDeployment } from '../../features/deployments/index.ts';
+import type { Actor } from '../../platform/deps/deps.ts';
+import { listOrganizations } from '../../features/identity/index.ts';
+import { createProject } from '../../features/deployments/index.ts';
 import type { Kit } from '../kit.ts';
 import type { View } from '../layout.ts';
 import { newProjectPage, type NewProjectState } from '../pages/new-project.ts';

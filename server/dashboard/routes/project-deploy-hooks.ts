@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../../api/errors.ts';
 import { CreateDeployHookBody } from '../../../api/schemas/deploy-hooks.ts';
-import { parseOrThrow } from '../../http/validation.ts';
-import { createDeployHook } from '../../services/deploy-hooks/create-deploy-hook.ts';
-import { deleteDeployHook } from '../../services/deploy-hooks/delete-deploy-hook.ts';
-import { listDeployHooks } from '../../services/deploy-hooks/list-deploy-hooks.ts';
-import type { Actor } from '../../services/deps.ts';
+import { parseOrThrow } from '../../platform/http/validation.ts';
+import { createDeployHook } from '../../features/deployments/index.ts';
+import { deleteDeployHook } from '../../features/deployments/index.ts';
+import { listDeployHooks } from '../../features/deployments/index.ts';
+import type { Actor } from '../../platform/deps/deps.ts';
 import { projectContext } from '../context.ts';
 import { submit, type Kit } from '../kit.ts';
 import type { View } from '../layout.ts';

@@ -1,12 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import { ApiError } from '../../../api/errors.ts';
 import { AddDomainBody } from '../../../api/schemas/domains.ts';
-import { parseOrThrow } from '../../http/validation.ts';
-import type { Actor } from '../../services/deps.ts';
-import { addDomain } from '../../services/domains/add-domain.ts';
-import { deleteDomain } from '../../services/domains/delete-domain.ts';
-import { listDomains } from '../../services/domains/list-domains.ts';
-import { verifyDomain } from '../../services/domains/verify-domain.ts';
+import { parseOrThrow } from '../../platform/http/validation.ts';
+import type { Actor } from '../../platform/deps/deps.ts';
+import { addDomain } from '../../features/serving/index.ts';
+import { deleteDomain } from '../../features/serving/index.ts';
+import { listDomains } from '../../features/serving/index.ts';
+import { verifyDomain } from '../../features/serving/index.ts';
 import { projectContext } from '../context.ts';
 import { submit, type Kit } from '../kit.ts';
 import type { View } from '../layout.ts';

@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import { CreateEnvBody, EnvEnvironment, UpdateEnvBody } from '../../../api/schemas/env.ts';
-import { parseOrThrow } from '../../http/validation.ts';
-import type { Actor } from '../../services/deps.ts';
-import { createEnvVar } from '../../services/env/create-env-var.ts';
-import { deleteEnvVar } from '../../services/env/delete-env-var.ts';
-import { listEnvVars } from '../../services/env/list-env-vars.ts';
-import { updateEnvVar } from '../../services/env/update-env-var.ts';
+import { parseOrThrow } from '../../platform/http/validation.ts';
+import type { Actor } from '../../platform/deps/deps.ts';
+import { createEnvVar } from '../../features/deployments/index.ts';
+import { deleteEnvVar } from '../../features/deployments/index.ts';
+import { listEnvVars } from '../../features/deployments/index.ts';
+import { updateEnvVar } from '../../features/deployments/index.ts';
 import { projectContext } from '../context.ts';
 import { submit, type Kit } from '../kit.ts';
 import type { View } from '../layout.ts';

@@ -1,10 +1,10 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../../api/errors.ts';
 import { CreateDeploymentBody, ListDeploymentsQuery } from '../../../api/schemas/deployments.ts';
-import { parseOrThrow } from '../../http/validation.ts';
-import { createDeployment } from '../../services/deployments/create-deployment.ts';
-import { listDeployments } from '../../services/deployments/list-deployments.ts';
-import type { Actor, Deps } from '../../services/deps.ts';
+import { parseOrThrow } from '../../platform/http/validation.ts';
+import { createDeployment } from '../../features/deployments/index.ts';
+import { listDeployments } from '../../features/deployments/index.ts';
+import type { Actor, Deps } from '../../platform/deps/deps.ts';
 import { projectContext } from '../context.ts';
 import { SECURITY_HEADERS, type Kit } from '../kit.ts';
 import type { View } from '../layout.ts';

@@ -1,13 +1,19 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ApiError } from '../../../api/errors.ts';
-import { authenticate } from '../../http/auth.ts';
+import { authenticate } from '../../platform/http/auth.ts';
 import { ASSETS, asset, type AssetName } from '../assets.ts';
 import type { Kit } from '../kit.ts';
 import { signInPage } from '../pages/sign-in.ts';
 import { authorizationUrl, githubSignIn, SignInRefused, userForCode } from '../github-sign-in.ts';
-import { PLACEHOLDER_ORIGIN, returnPath } from '../return-path.ts';
-import { closeSession, cookieValue, openSession, readSession, sessionCookie } from '../session.ts';
+import { PLACEHOLDER_ORIGIN, returnPath } from '../../features/identity/index.ts';
+import {
+  closeSession,
+  cookieValue,
+  openSession,
+  readSession,
+  sessionCookie,
+} from '../../features/identity/index.ts';
 
 const STATE_COOKIE = 'slipway_github_state';
 

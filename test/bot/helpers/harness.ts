@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { ProbotOctokit } from 'probot';
 import type { Project, Protection } from '../../../api/schemas/projects.ts';
-import { findFreePort } from '../../../server/lib/free-port.ts';
+import { findFreePort } from '../../../server/core/free-port.ts';
 import { type BotRole, type BotRoleOptions, startBotRole } from '../../../server/roles/bot.ts';
 import { createGitRepo, type GitRepo } from '../../helpers/git-repo.ts';
 import { startStack, type Stack } from '../../helpers/stack.ts';

@@ -13,10 +13,10 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createArtifactStore } from '../../../server/builder/artifacts.ts';
-import { BuildError } from '../../../server/builder/build-error.ts';
-import { createArtifactReader } from '../../../server/edge/artifact-reader.ts';
-import { createMaterializer } from '../../../server/edge/materialize.ts';
+import { createArtifactStore } from '../../../server/features/builds/artifacts.ts';
+import { BuildError } from '../../../server/platform/sandbox/build-error.ts';
+import { createArtifactReader } from '../../../server/features/serving/edge/artifact-reader.ts';
+import { createMaterializer } from '../../../server/features/serving/edge/materialize.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');

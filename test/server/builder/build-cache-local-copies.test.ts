@@ -1,9 +1,9 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, utimesSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createStoredBuildCacheStore } from '../../../server/builder/stored-build-cache.ts';
-import { loadConfig } from '../../../server/config.ts';
-import { createLocalBlobStore } from '../../../server/storage/local-blob-store.ts';
+import { createStoredBuildCacheStore } from '../../../server/features/builds/stored-build-cache.ts';
+import { loadConfig } from '../../../server/platform/config.ts';
+import { createLocalBlobStore } from '../../../server/platform/storage/local-blob-store.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
 
 const HOUR = 3_600_000;

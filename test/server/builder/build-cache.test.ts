@@ -14,12 +14,18 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createArtifactStore, type ArtifactStore } from '../../../server/builder/artifacts.ts';
-import { buildDeployment, type BuildDeploymentOptions } from '../../../server/builder/build-deployment.ts';
-import { type BuildCacheStore, createBuildCacheStore } from '../../../server/builder/build-cache-store.ts';
-import { cacheLanes } from '../../../server/builder/cache-lanes.ts';
-import { createStoredBuildCacheStore } from '../../../server/builder/stored-build-cache.ts';
-import { createS3BlobStore } from '../../../server/storage/s3-blob-store.ts';
+import { createArtifactStore, type ArtifactStore } from '../../../server/features/builds/artifacts.ts';
+import {
+  buildDeployment,
+  type BuildDeploymentOptions,
+} from '../../../server/features/builds/build-deployment.ts';
+import {
+  type BuildCacheStore,
+  createBuildCacheStore,
+} from '../../../server/features/builds/build-cache-store.ts';
+import { cacheLanes } from '../../../server/platform/store/cache-lanes.ts';
+import { createStoredBuildCacheStore } from '../../../server/features/builds/stored-build-cache.ts';
+import { createS3BlobStore } from '../../../server/platform/storage/s3-blob-store.ts';
 import { createGitRepo, type GitRepo } from '../../helpers/git-repo.ts';
 import { testSandbox } from '../../helpers/sandbox.ts';
 import { s3ServerMissing, startS3Server, type S3Server } from '../../helpers/s3-server.ts';

@@ -2,15 +2,19 @@ import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createArtifactStore, type ArtifactStore } from '../../../server/builder/artifacts.ts';
-import { BuildCancelledError, BuildError, BuildTimeoutError } from '../../../server/builder/build-error.ts';
+import { createArtifactStore, type ArtifactStore } from '../../../server/features/builds/artifacts.ts';
+import {
+  BuildCancelledError,
+  BuildError,
+  BuildTimeoutError,
+} from '../../../server/platform/sandbox/build-error.ts';
 import {
   buildDeployment,
   type BuildDeploymentOptions,
   type BuildLogType,
-} from '../../../server/builder/build-deployment.ts';
+} from '../../../server/features/builds/build-deployment.ts';
 import { createGitRepo, type GitRepo } from '../../helpers/git-repo.ts';
-import type { Sandbox } from '../../../server/sandbox/index.ts';
+import type { Sandbox } from '../../../server/platform/sandbox/index.ts';
 import { hostProcesses } from '../../helpers/host-processes.ts';
 import { testSandbox } from '../../helpers/sandbox.ts';
 import { waitFor } from '../../helpers/wait-for.ts';

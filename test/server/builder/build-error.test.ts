@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hideHostPaths } from '../../../server/builder/build-error.ts';
+import { hideHostPaths } from '../../../server/platform/sandbox/build-error.ts';
 
 describe('hideHostPaths', () => {
   const dirs = [

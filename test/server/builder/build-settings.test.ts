@@ -2,10 +2,13 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createArtifactStore, type ArtifactStore } from '../../../server/builder/artifacts.ts';
-import { BuildError } from '../../../server/builder/build-error.ts';
-import { buildDeployment, type BuildDeploymentOptions } from '../../../server/builder/build-deployment.ts';
-import type { BuildSettings } from '../../../server/builder/build-spec.ts';
+import { createArtifactStore, type ArtifactStore } from '../../../server/features/builds/artifacts.ts';
+import { BuildError } from '../../../server/platform/sandbox/build-error.ts';
+import {
+  buildDeployment,
+  type BuildDeploymentOptions,
+} from '../../../server/features/builds/build-deployment.ts';
+import type { BuildSettings } from '../../../server/platform/store/build-spec.ts';
 import { createGitRepo, type GitRepo } from '../../helpers/git-repo.ts';
 import { testSandbox } from '../../helpers/sandbox.ts';
 

@@ -2,8 +2,8 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BuildError } from '../../../server/builder/build-error.ts';
-import { checkout } from '../../../server/builder/checkout.ts';
+import { BuildError } from '../../../server/platform/sandbox/build-error.ts';
+import { checkout } from '../../../server/features/builds/checkout.ts';
 import { createGitRepo, type GitRepo } from '../../helpers/git-repo.ts';
 import { testSandbox } from '../../helpers/sandbox.ts';
 

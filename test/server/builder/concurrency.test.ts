@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createSemaphore } from '../../../server/builder/concurrency.ts';
+import { createSemaphore } from '../../../server/features/builds/concurrency.ts';
 
 const tick = () => new Promise((r) => setTimeout(r, 5));
 

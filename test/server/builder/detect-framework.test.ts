@@ -2,9 +2,12 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { angularOutput } from '../../../server/builder/angular-output.ts';
-import { BuildError } from '../../../server/builder/build-error.ts';
-import { detectFramework, supportedFrameworkSlugs } from '../../../server/builder/detect-framework.ts';
+import { angularOutput } from '../../../server/features/builds/angular-output.ts';
+import { BuildError } from '../../../server/platform/sandbox/build-error.ts';
+import {
+  detectFramework,
+  supportedFrameworkSlugs,
+} from '../../../server/features/builds/detect-framework.ts';
 
 const dirs: string[] = [];
 afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })));
@@ -379,7 +382,7 @@ describe('detectFramework: package manager and the project setting', () => {
 
 describe('detectFramework: agrees with the edge on single-page apps', () => {
   it('marks as SPA exactly the frameworks the edge serves as SPAs', async () => {
-    const { SPA_FRAMEWORKS } = await import('../../../server/edge/spa-frameworks.ts');
+    const { SPA_FRAMEWORKS } = await import('../../../server/features/serving/edge/spa-frameworks.ts');
     const dir = repo({ 'index.html': 'x' });
     for (const slug of supportedFrameworkSlugs()) {
       const fw = await detectFramework(dir, { framework: slug });

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { frameworkOutput } from '../../../server/builder/outputs/index.ts';
+import { frameworkOutput } from '../../../server/features/builds/outputs/index.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
 
 /** An app folder holding `files` (objects written as JSON), as its build left it. */

@@ -2,9 +2,9 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createArtifactStore } from '../../../server/builder/artifacts.ts';
-import { buildDeployment } from '../../../server/builder/build-deployment.ts';
-import { createUsageFilter, installHint } from '../../../server/builder/package-manager-output.ts';
+import { createArtifactStore } from '../../../server/features/builds/artifacts.ts';
+import { buildDeployment } from '../../../server/features/builds/build-deployment.ts';
+import { createUsageFilter, installHint } from '../../../server/features/builds/package-manager-output.ts';
 import { createGitRepo, type GitRepo } from '../../helpers/git-repo.ts';
 import { testSandbox } from '../../helpers/sandbox.ts';
 

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readPackageJson } from '../../../server/builder/package-json.ts';
-import { detectPackageManager } from '../../../server/builder/package-manager.ts';
+import { readPackageJson } from '../../../server/features/builds/package-json.ts';
+import { detectPackageManager } from '../../../server/features/builds/package-manager.ts';
 
 const dirs: string[] = [];
 afterEach(() => dirs.splice(0).forEach((d) => rmSync(d, { recursive: true, force: true })));

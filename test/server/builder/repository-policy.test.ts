@@ -7,9 +7,9 @@ import {
   repositorySettings,
   staticRepositoryRefusal,
   type RepositorySettings,
-} from '../../../server/builder/repository-policy.ts';
-import { loadConfig } from '../../../server/config.ts';
-import type { LookupAll } from '../../../server/lib/ssrf.ts';
+} from '../../../server/features/github/repository-policy.ts';
+import { loadConfig } from '../../../server/platform/config.ts';
+import type { LookupAll } from '../../../server/core/ssrf.ts';
 
 const UNREACHABLE =
   "is not reachable from builds (loopback, private, link-local and the server's own addresses are refused; " +

@@ -2,8 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCommand, type OutputBudget, type OutputStream } from '../../../server/builder/run-command.ts';
-import type { Sandbox } from '../../../server/sandbox/index.ts';
+import {
+  runCommand,
+  type OutputBudget,
+  type OutputStream,
+} from '../../../server/features/builds/run-command.ts';
+import type { Sandbox } from '../../../server/platform/sandbox/index.ts';
 import { testSandbox } from '../../helpers/sandbox.ts';
 import { hostProcesses } from '../../helpers/host-processes.ts';
 import { waitFor } from '../../helpers/wait-for.ts';

@@ -2,8 +2,8 @@ import type { Server } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { brotliDecompressSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHostResolver } from '../../../server/edge/resolve-host.ts';
-import { createEdgeServer } from '../../../server/edge/server.ts';
+import { createHostResolver } from '../../../server/features/serving/edge/resolve-host.ts';
+import { createEdgeServer } from '../../../server/features/serving/edge/server.ts';
 import { createTestApp, type TestApp } from '../../helpers/app.ts';
 import {
   edgeRequest,

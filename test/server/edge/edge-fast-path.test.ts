@@ -4,12 +4,12 @@ import { createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createArtifactStore } from '../../../server/builder/artifacts.ts';
-import { createArtifactReader } from '../../../server/edge/artifact-reader.ts';
-import { createBlobCache } from '../../../server/edge/blob-cache.ts';
-import { createCompressedCache } from '../../../server/edge/compression.ts';
-import { createStaticServer } from '../../../server/edge/static.ts';
-import type { Target } from '../../../server/edge/resolve-host.ts';
+import { createArtifactStore } from '../../../server/features/builds/artifacts.ts';
+import { createArtifactReader } from '../../../server/features/serving/edge/artifact-reader.ts';
+import { createBlobCache } from '../../../server/features/serving/edge/blob-cache.ts';
+import { createCompressedCache } from '../../../server/features/serving/edge/compression.ts';
+import { createStaticServer } from '../../../server/features/serving/edge/static.ts';
+import type { Target } from '../../../server/features/serving/edge/resolve-host.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
 
 const servers: Server[] = [];

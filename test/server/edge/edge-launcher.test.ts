@@ -2,17 +2,27 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createArtifactReader } from '../../../server/edge/artifact-reader.ts';
-import { createRuntimeLauncher, type RuntimeLauncher } from '../../../server/edge/launcher.ts';
-import { proxyFor } from '../../../server/edge/proxy.ts';
-import { createHostResolver, type HostResolver, type Target } from '../../../server/edge/resolve-host.ts';
-import { createRuntimeSupervisor, type RuntimeSupervisor } from '../../../server/edge/runtime.ts';
-import { createEdgeServer } from '../../../server/edge/server.ts';
+import { createArtifactReader } from '../../../server/features/serving/edge/artifact-reader.ts';
+import {
+  createRuntimeLauncher,
+  type RuntimeLauncher,
+} from '../../../server/features/serving/edge/launcher.ts';
+import { proxyFor } from '../../../server/features/serving/edge/proxy.ts';
+import {
+  createHostResolver,
+  type HostResolver,
+  type Target,
+} from '../../../server/features/serving/edge/resolve-host.ts';
+import {
+  createRuntimeSupervisor,
+  type RuntimeSupervisor,
+} from '../../../server/features/serving/edge/runtime.ts';
+import { createEdgeServer } from '../../../server/features/serving/edge/server.ts';
 import { createTestApp, type TestApp } from '../../helpers/app.ts';
 import { edgeRequest, insertDeployment, insertProject, listen, storeSite } from '../../helpers/edge.ts';
 import { isGone } from '../../helpers/process.ts';
 import { waitFor } from '../../helpers/wait-for.ts';
-import { createServiceSandbox } from '../../../server/sandbox/index.ts';
+import { createServiceSandbox } from '../../../server/platform/sandbox/index.ts';
 
 /** A Node server app as the builder stores one: the whole checkout, started by a shell command. */
 const APP = `

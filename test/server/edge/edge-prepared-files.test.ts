@@ -3,11 +3,11 @@ import { createServer, request, type IncomingHttpHeaders, type Server } from 'no
 import type { AddressInfo } from 'node:net';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createArtifactStore } from '../../../server/builder/artifacts.ts';
-import { createArtifactReader } from '../../../server/edge/artifact-reader.ts';
-import { createCompressedCache } from '../../../server/edge/compression.ts';
-import type { Target } from '../../../server/edge/resolve-host.ts';
-import { createStaticServer } from '../../../server/edge/static.ts';
+import { createArtifactStore } from '../../../server/features/builds/artifacts.ts';
+import { createArtifactReader } from '../../../server/features/serving/edge/artifact-reader.ts';
+import { createCompressedCache } from '../../../server/features/serving/edge/compression.ts';
+import type { Target } from '../../../server/features/serving/edge/resolve-host.ts';
+import { createStaticServer } from '../../../server/features/serving/edge/static.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
 
 const servers: Server[] = [];

@@ -1,12 +1,18 @@
 import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createArtifactReader } from '../../../server/edge/artifact-reader.ts';
-import { createRuntimeLauncher, type RuntimeLauncher } from '../../../server/edge/launcher.ts';
-import { createHostResolver } from '../../../server/edge/resolve-host.ts';
-import { createRuntimeSupervisor, type RuntimeSupervisor } from '../../../server/edge/runtime.ts';
-import { createEdgeServer } from '../../../server/edge/server.ts';
-import { createServiceSandbox } from '../../../server/sandbox/index.ts';
+import { createArtifactReader } from '../../../server/features/serving/edge/artifact-reader.ts';
+import {
+  createRuntimeLauncher,
+  type RuntimeLauncher,
+} from '../../../server/features/serving/edge/launcher.ts';
+import { createHostResolver } from '../../../server/features/serving/edge/resolve-host.ts';
+import {
+  createRuntimeSupervisor,
+  type RuntimeSupervisor,
+} from '../../../server/features/serving/edge/runtime.ts';
+import { createEdgeServer } from '../../../server/features/serving/edge/server.ts';
+import { createServiceSandbox } from '../../../server/platform/sandbox/index.ts';
 import { createTestApp, type TestApp } from '../../helpers/app.ts';
 import { edgeRequest, insertDeployment, insertProject, listen, storeSite } from '../../helpers/edge.ts';
 

@@ -1,7 +1,7 @@
 import type { Server } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHostResolver } from '../../../server/edge/resolve-host.ts';
-import { createEdgeServer } from '../../../server/edge/server.ts';
+import { createHostResolver } from '../../../server/features/serving/edge/resolve-host.ts';
+import { createEdgeServer } from '../../../server/features/serving/edge/server.ts';
 import { createTestApp, type TestApp } from '../../helpers/app.ts';
 import { edgeRequest, insertDeployment, insertProject, listen, storeSite } from '../../helpers/edge.ts';
 

@@ -4,16 +4,19 @@ import { connect, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHostResolver } from '../../../server/edge/resolve-host.ts';
-import { createRuntimeLogSink } from '../../../server/edge/runtime-log.ts';
-import { createRuntimeSupervisor, type RuntimeSupervisor } from '../../../server/edge/runtime.ts';
-import { proxyFor, type Proxy } from '../../../server/edge/proxy.ts';
-import { createEdgeServer } from '../../../server/edge/server.ts';
+import { createHostResolver } from '../../../server/features/serving/edge/resolve-host.ts';
+import { createRuntimeLogSink } from '../../../server/features/serving/edge/runtime-log.ts';
+import {
+  createRuntimeSupervisor,
+  type RuntimeSupervisor,
+} from '../../../server/features/serving/edge/runtime.ts';
+import { proxyFor, type Proxy } from '../../../server/features/serving/edge/proxy.ts';
+import { createEdgeServer } from '../../../server/features/serving/edge/server.ts';
 import { createTestApp, type TestApp } from '../../helpers/app.ts';
 import { ManualClock } from '../../helpers/clock.ts';
 import { edgeRequest, insertDeployment, insertProject, listen } from '../../helpers/edge.ts';
 import { waitFor } from '../../helpers/wait-for.ts';
-import { createServiceSandbox } from '../../../server/sandbox/index.ts';
+import { createServiceSandbox } from '../../../server/platform/sandbox/index.ts';
 
 /** A tiny Node server app, as a user would deploy one: it listens on process.env.PORT. */
 const APP = `

@@ -4,14 +4,17 @@ import type { Server } from 'node:http';
 import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHostResolver, type HostResolver } from '../../../server/edge/resolve-host.ts';
-import { createEdgeServer, type RequestRecord } from '../../../server/edge/server.ts';
-import { createArtifactReader, type ArtifactReader } from '../../../server/edge/artifact-reader.ts';
-import { hashKey, type BlobStore } from '../../../server/storage/blob-store.ts';
-import { createDiskCache } from '../../../server/storage/local-files.ts';
-import { createS3BlobStore } from '../../../server/storage/s3-blob-store.ts';
+import { createHostResolver, type HostResolver } from '../../../server/features/serving/edge/resolve-host.ts';
+import { createEdgeServer, type RequestRecord } from '../../../server/features/serving/edge/server.ts';
+import {
+  createArtifactReader,
+  type ArtifactReader,
+} from '../../../server/features/serving/edge/artifact-reader.ts';
+import { hashKey, type BlobStore } from '../../../server/platform/storage/blob-store.ts';
+import { createDiskCache } from '../../../server/platform/storage/local-files.ts';
+import { createS3BlobStore } from '../../../server/platform/storage/s3-blob-store.ts';
 import { s3ServerMissing, startS3Server, type S3Server } from '../../helpers/s3-server.ts';
-import { newId } from '../../../server/lib/ids.ts';
+import { newId } from '../../../server/core/ids.ts';
 import { createTestApp, type TestApp } from '../../helpers/app.ts';
 import { waitFor } from '../../helpers/wait-for.ts';
 import {

@@ -1,12 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import type { Manifest } from '../../../server/edge/artifact-reader.ts';
-import { cacheControlFor, IMMUTABLE, isHashedName, REVALIDATE } from '../../../server/edge/cache-control.ts';
-import { acceptedEncodings, negotiateEncoding } from '../../../server/edge/compression.ts';
-import { contentTypeOf } from '../../../server/edge/content-types.ts';
-import { parseRange } from '../../../server/edge/range.ts';
-import { normalizeHost } from '../../../server/edge/resolve-host.ts';
-import { isSpaFramework } from '../../../server/edge/spa-frameworks.ts';
-import { matchPath, requestPath } from '../../../server/edge/static.ts';
+import type { Manifest } from '../../../server/features/serving/edge/artifact-reader.ts';
+import {
+  cacheControlFor,
+  IMMUTABLE,
+  isHashedName,
+  REVALIDATE,
+} from '../../../server/features/serving/edge/cache-control.ts';
+import { acceptedEncodings, negotiateEncoding } from '../../../server/features/serving/edge/compression.ts';
+import { contentTypeOf } from '../../../server/features/serving/edge/content-types.ts';
+import { parseRange } from '../../../server/features/serving/edge/range.ts';
+import { normalizeHost } from '../../../server/features/serving/edge/resolve-host.ts';
+import { isSpaFramework } from '../../../server/features/serving/edge/spa-frameworks.ts';
+import { matchPath, requestPath } from '../../../server/features/serving/edge/static.ts';
 
 describe('edge helpers', () => {
   it('recognises content-hashed file names', () => {

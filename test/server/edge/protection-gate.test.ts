@@ -3,11 +3,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createProtectionGate } from '../../../server/edge/protection-gate.ts';
-import type { HostResolver, Resolution } from '../../../server/edge/resolve-host.ts';
-import { privateCacheControl } from '../../../server/edge/private-answers.ts';
-import { createEdgeServer } from '../../../server/edge/server.ts';
-import { sha256, signGrant } from '../../../server/services/protection/protection-cookie.ts';
+import { createProtectionGate } from '../../../server/features/serving/edge/protection-gate.ts';
+import type { HostResolver, Resolution } from '../../../server/features/serving/edge/resolve-host.ts';
+import { privateCacheControl } from '../../../server/features/serving/edge/private-answers.ts';
+import { createEdgeServer } from '../../../server/features/serving/edge/server.ts';
+import { sha256, signGrant } from '../../../server/features/serving/protection/protection-cookie.ts';
 import { edgeRequest, listen, upgradeStatus } from '../../helpers/edge.ts';
 
 const KEY = new Uint8Array(32).fill(3);

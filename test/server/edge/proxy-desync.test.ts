@@ -1,7 +1,7 @@
 import { createServer as createHttpServer, request, type Server } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createProxy, type Proxy } from '../../../server/edge/proxy.ts';
+import { createProxy, type Proxy } from '../../../server/features/serving/edge/proxy.ts';
 
 /**
  * A hostile server app against the edge's kept connections: it answers its first request and,

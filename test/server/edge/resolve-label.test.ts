@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createHostResolver, type HostResolver } from '../../../server/edge/resolve-host.ts';
+import { createHostResolver, type HostResolver } from '../../../server/features/serving/edge/resolve-host.ts';
 import { createTestApp, type TestApp, type TestUser } from '../../helpers/app.ts';
 import { insertDeployment, insertProject, setProduction } from '../../helpers/edge.ts';
 

@@ -1,13 +1,13 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createHostResolver, type HostResolver } from '../../../server/edge/resolve-host.ts';
-import { newId } from '../../../server/lib/ids.ts';
+import { createHostResolver, type HostResolver } from '../../../server/features/serving/edge/resolve-host.ts';
+import { newId } from '../../../server/core/ids.ts';
 import {
   markBuilding,
   markDeploying,
   markLive,
-} from '../../../server/services/deployments/deployment-state.ts';
-import { setProjectStatus } from '../../../server/services/projects/set-project-status.ts';
-import { onRoutingChange } from '../../../server/services/routing-signal.ts';
+} from '../../../server/features/deployments/deployment-state.ts';
+import { setProjectStatus } from '../../../server/features/deployments/projects/set-project-status.ts';
+import { onRoutingChange } from '../../../server/platform/deps/routing-signal.ts';
 import { createTestApp, type TestApp, type TestUser } from '../../helpers/app.ts';
 import { insertDeployment, insertProject, setProduction } from '../../helpers/edge.ts';
 import { waitFor } from '../../helpers/wait-for.ts';

@@ -2,8 +2,8 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { describeRoutingRules } from '../../../server/routing/describe-routing-rules.ts';
-import { MAX_RULES_FILE_BYTES } from '../../../server/routing/load-rules.ts';
+import { describeRoutingRules } from '../../../server/platform/routing/describe-routing-rules.ts';
+import { MAX_RULES_FILE_BYTES } from '../../../server/platform/routing/load-rules.ts';
 
 describe('describeRoutingRules (the build log)', () => {
   let dir: string;

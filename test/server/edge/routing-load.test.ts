@@ -3,8 +3,8 @@ import { mkdtempSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createArtifactReader } from '../../../server/edge/artifact-reader.ts';
-import { NO_RULES } from '../../../server/routing/match-rules.ts';
+import { createArtifactReader } from '../../../server/features/serving/edge/artifact-reader.ts';
+import { NO_RULES } from '../../../server/platform/routing/match-rules.ts';
 import { storeSite } from '../../helpers/edge.ts';
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { applyHeaderRules, withHeaderRules } from '../../../server/routing/apply-headers.ts';
-import { compileRules, NO_RULES, type RoutingRules } from '../../../server/routing/match-rules.ts';
-import { parseHeaders } from '../../../server/routing/parse-headers.ts';
-import { parseRedirects } from '../../../server/routing/parse-redirects.ts';
+import { applyHeaderRules, withHeaderRules } from '../../../server/platform/routing/apply-headers.ts';
+import { compileRules, NO_RULES, type RoutingRules } from '../../../server/platform/routing/match-rules.ts';
+import { parseHeaders } from '../../../server/platform/routing/parse-headers.ts';
+import { parseRedirects } from '../../../server/platform/routing/parse-redirects.ts';
 
 function rules(redirects: string, headers = ''): RoutingRules {
   const r = parseRedirects(redirects);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { HEADER_LIMITS, parseHeaders } from '../../../server/routing/parse-headers.ts';
-import { parseRedirects, REDIRECT_LIMITS } from '../../../server/routing/parse-redirects.ts';
-import { MAX_WARNINGS } from '../../../server/routing/rule-warning.ts';
+import { HEADER_LIMITS, parseHeaders } from '../../../server/platform/routing/parse-headers.ts';
+import { parseRedirects, REDIRECT_LIMITS } from '../../../server/platform/routing/parse-redirects.ts';
+import { MAX_WARNINGS } from '../../../server/platform/routing/rule-warning.ts';
 
 /** The one warning of a single bad line, which must be skipped. */
 function badRedirect(line: string) {

@@ -4,10 +4,13 @@ import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSupervisorState, type SupervisorState } from '../../../server/edge/runtime/state.ts';
-import { supervisorOf } from '../../../server/edge/runtime/supervisor.ts';
-import type { RuntimeSupervisor } from '../../../server/edge/runtime.ts';
-import { createServiceSandbox } from '../../../server/sandbox/index.ts';
+import {
+  createSupervisorState,
+  type SupervisorState,
+} from '../../../server/features/serving/edge/runtime/state.ts';
+import { supervisorOf } from '../../../server/features/serving/edge/runtime/supervisor.ts';
+import type { RuntimeSupervisor } from '../../../server/features/serving/edge/runtime.ts';
+import { createServiceSandbox } from '../../../server/platform/sandbox/index.ts';
 import { createTestApp, type TestApp } from '../../helpers/app.ts';
 import { waitFor } from '../../helpers/wait-for.ts';
 

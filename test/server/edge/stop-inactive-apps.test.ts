@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { startInactiveAppStopper } from '../../../server/edge/stop-inactive-apps.ts';
+import { startInactiveAppStopper } from '../../../server/features/serving/edge/stop-inactive-apps.ts';
 import { createTestApp, type TestApp } from '../../helpers/app.ts';
 import { FakeClock } from '../../helpers/clock.ts';
 import { insertProject } from '../../helpers/edge.ts';

@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { watchOtherWriters } from '../../../server/edge/watch-other-writers.ts';
-import { createCipher } from '../../../server/lib/secrets.ts';
-import { openStore, type Store } from '../../../server/store/db.ts';
+import { watchOtherWriters } from '../../../server/features/serving/edge/watch-other-writers.ts';
+import { createCipher } from '../../../server/core/secrets.ts';
+import { openStore, type Store } from '../../../server/platform/store/db.ts';
 import { waitFor } from '../../helpers/wait-for.ts';
 
 /** Two stores on one SQLite file stand for `slipway serve` and a `slipway project` command beside it. */

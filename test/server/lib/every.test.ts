@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { every } from '../../../server/lib/every.ts';
+import { every } from '../../../server/core/every.ts';
 import { FakeClock } from '../../helpers/clock.ts';
 
 /** A promise the test resolves or rejects by hand. */

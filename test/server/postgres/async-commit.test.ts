@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { consumeRateLimit } from '../../../server/http/rate-limit.ts';
-import { prepared } from '../../../server/store/prepared.ts';
+import { consumeRateLimit } from '../../../server/platform/http/rate-limit.ts';
+import { prepared } from '../../../server/platform/store/prepared.ts';
 import { createTestApp, type TestApp } from '../../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
 

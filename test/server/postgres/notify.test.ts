@@ -1,15 +1,15 @@
 import { createConnection, createServer, type AddressInfo, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createJobQueue } from '../../../server/queue/queue.ts';
-import { systemClock } from '../../../server/lib/clock.ts';
-import { createCipher } from '../../../server/lib/secrets.ts';
+import { createJobQueue } from '../../../server/platform/queue/queue.ts';
+import { systemClock } from '../../../server/core/clock.ts';
+import { createCipher } from '../../../server/core/secrets.ts';
 import {
   onRoutingChange,
   ROUTING_CHANNEL,
   signalRoutingChange,
-} from '../../../server/services/routing-signal.ts';
-import { openStore, type Store } from '../../../server/store/db.ts';
-import { JOBS_CHANNEL } from '../../../server/store/notify.ts';
+} from '../../../server/platform/deps/routing-signal.ts';
+import { openStore, type Store } from '../../../server/platform/store/db.ts';
+import { JOBS_CHANNEL } from '../../../server/platform/store/notify.ts';
 import { waitFor } from '../../helpers/wait-for.ts';
 import { createTestDatabase, terminateBackends, type TestDatabase } from '../../helpers/database.ts';
 

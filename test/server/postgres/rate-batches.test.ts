@@ -4,9 +4,9 @@ import pg from 'pg';
 import {
   batchedCountStatement,
   createBatchedRateCounts,
-} from '../../../server/services/rate-counts/rate-counts-batched.ts';
-import type { Counted } from '../../../server/services/rate-counts/rate-counts.ts';
-import type { Store } from '../../../server/store/db.ts';
+} from '../../../server/platform/deps/rate-counts/rate-counts-batched.ts';
+import type { Counted } from '../../../server/platform/deps/rate-counts/rate-counts.ts';
+import type { Store } from '../../../server/platform/store/db.ts';
 import { createTestApp, type TestApp, type TestUser } from '../../helpers/app.ts';
 import { createTestDatabase, type TestDatabase } from '../../helpers/database.ts';
 
@@ -14,7 +14,7 @@ const url = process.env.SLIPWAY_TEST_DATABASE_URL;
 
 /**
  * On PostgreSQL the requests that arrive together are counted by one statement
- * (server/services/rate-counts/rate-counts-batched.ts): exactly, in arrival order, never past the limit, across
+ * (server/platform/deps/rate-counts/rate-counts-batched.ts): exactly, in arrival order, never past the limit, across
  * processes, with each request's project read on the way.
  */
 describe.skipIf(!url)(

@@ -8,7 +8,7 @@ const url = process.env.SLIPWAY_TEST_DATABASE_URL;
 
 /**
  * An authenticated read of a project costs one round trip to PostgreSQL: the rate-limit count
- * and the project with the caller's role in one statement (server/services/rate-counts/rate-counts-batched.ts). Counted
+ * and the project with the caller's role in one statement (server/platform/deps/rate-counts/rate-counts-batched.ts). Counted
  * at the driver: every statement any connection of this process sends.
  */
 describe.skipIf(!url)(

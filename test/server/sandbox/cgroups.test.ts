@@ -12,12 +12,12 @@ import {
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCommand } from '../../../server/builder/run-command.ts';
-import { loadConfig } from '../../../server/config.ts';
-import { createRuntimeSupervisor } from '../../../server/edge/runtime.ts';
-import { detectCgroups, type Cgroups } from '../../../server/sandbox/cgroups.ts';
-import { createSandbox } from '../../../server/sandbox/index.ts';
-import { systemLookup } from '../../../server/lib/ssrf.ts';
+import { runCommand } from '../../../server/features/builds/run-command.ts';
+import { loadConfig } from '../../../server/platform/config.ts';
+import { createRuntimeSupervisor } from '../../../server/features/serving/edge/runtime.ts';
+import { detectCgroups, type Cgroups } from '../../../server/platform/sandbox/cgroups.ts';
+import { createSandbox } from '../../../server/platform/sandbox/index.ts';
+import { systemLookup } from '../../../server/core/ssrf.ts';
 import { waitFor } from '../../helpers/wait-for.ts';
 
 const MiB = 1024 ** 2;

@@ -6,8 +6,8 @@ import {
   nftRuleset,
   parseRange,
   resolvers,
-} from '../../../server/sandbox/network-policy.ts';
-import { findTools } from '../../../server/sandbox/detect.ts';
+} from '../../../server/platform/sandbox/network-policy.ts';
+import { findTools } from '../../../server/platform/sandbox/detect.ts';
 
 const policy = (allow: string[], lookup = async (_: string) => [] as { address: string; family: 4 | 6 }[]) =>
   buildNetworkPolicy(allow, {

@@ -2,12 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { buildDeployment } from '../../../server/builder/build-deployment.ts';
-import { BuildError } from '../../../server/builder/build-error.ts';
-import { createArtifactStore } from '../../../server/builder/artifacts.ts';
-import { loadConfig } from '../../../server/config.ts';
-import { createSandbox, SandboxUnavailableError } from '../../../server/sandbox/index.ts';
-import { systemLookup } from '../../../server/lib/ssrf.ts';
+import { buildDeployment } from '../../../server/features/builds/build-deployment.ts';
+import { BuildError } from '../../../server/platform/sandbox/build-error.ts';
+import { createArtifactStore } from '../../../server/features/builds/artifacts.ts';
+import { loadConfig } from '../../../server/platform/config.ts';
+import { createSandbox, SandboxUnavailableError } from '../../../server/platform/sandbox/index.ts';
+import { systemLookup } from '../../../server/core/ssrf.ts';
 import { createGitRepo } from '../../helpers/git-repo.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'slipway-modes-'));

@@ -3,11 +3,14 @@ import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../server/config.ts';
-import { findFreePort } from '../../../server/lib/free-port.ts';
-import { createRuntimeSupervisor, type RuntimeSupervisor } from '../../../server/edge/runtime.ts';
-import { createSandbox, type Sandbox } from '../../../server/sandbox/index.ts';
-import type { ResolvedAddress } from '../../../server/lib/ssrf.ts';
+import { loadConfig } from '../../../server/platform/config.ts';
+import { findFreePort } from '../../../server/core/free-port.ts';
+import {
+  createRuntimeSupervisor,
+  type RuntimeSupervisor,
+} from '../../../server/features/serving/edge/runtime.ts';
+import { createSandbox, type Sandbox } from '../../../server/platform/sandbox/index.ts';
+import type { ResolvedAddress } from '../../../server/core/ssrf.ts';
 import { waitFor } from '../../helpers/wait-for.ts';
 
 const APP = `import { createServer } from 'node:http';

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createWorkspaceDisks, diskLimitMessage } from '../../../server/sandbox/workspace-disk.ts';
+import { createWorkspaceDisks, diskLimitMessage } from '../../../server/platform/sandbox/workspace-disk.ts';
 import { mountsUnder } from '../../helpers/mounts.ts';
 
 const MiB = 1024 ** 2;
@@ -53,7 +53,7 @@ describe.skipIf(!kernel)('a workspace with a file system of its own', () => {
         'tsx',
         '-e',
         [
-          "import { createWorkspaceDisks } from './server/sandbox/workspace-disk.ts';",
+          "import { createWorkspaceDisks } from './server/platform/sandbox/workspace-disk.ts';",
           `const disks = await createWorkspaceDisks({ limitBytes: ${16 * MiB}, workspacesDir: ${JSON.stringify(workspacesDir)}, mode: 'auto', isRoot: true });`,
           `const ws = await disks.create(${JSON.stringify(join(workspacesDir, 'theirs'))});`,
           'console.log(ws.dir);',

@@ -3,9 +3,9 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { text } from 'node:stream/consumers';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkKey, hashKey, type BlobStore } from '../../../server/storage/blob-store.ts';
-import { createLocalBlobStore } from '../../../server/storage/local-blob-store.ts';
-import { createS3BlobStore } from '../../../server/storage/s3-blob-store.ts';
+import { checkKey, hashKey, type BlobStore } from '../../../server/platform/storage/blob-store.ts';
+import { createLocalBlobStore } from '../../../server/platform/storage/local-blob-store.ts';
+import { createS3BlobStore } from '../../../server/platform/storage/s3-blob-store.ts';
 import { s3ServerMissing, startS3Server, type S3Server } from '../../helpers/s3-server.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
 

@@ -2,9 +2,9 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import type { BlobStore } from '../../../server/storage/blob-store.ts';
-import { createLocalBlobStore } from '../../../server/storage/local-blob-store.ts';
-import { createDiskCache } from '../../../server/storage/local-files.ts';
+import type { BlobStore } from '../../../server/platform/storage/blob-store.ts';
+import { createLocalBlobStore } from '../../../server/platform/storage/local-blob-store.ts';
+import { createDiskCache } from '../../../server/platform/storage/local-files.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
 
 /** A local store standing in for a remote one: no local paths, and its reads counted. */

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../../server/config.ts';
-import { hashKey } from '../../../server/storage/blob-store.ts';
-import { blobStoreOf } from '../../../server/storage/open-blob-store.ts';
+import { loadConfig } from '../../../server/platform/config.ts';
+import { hashKey } from '../../../server/platform/storage/blob-store.ts';
+import { blobStoreOf } from '../../../server/platform/storage/open-blob-store.ts';
 import { runShell } from '../../helpers/process.ts';
 import { s3ServerMissing, startS3Server, type S3Server } from '../../helpers/s3-server.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';

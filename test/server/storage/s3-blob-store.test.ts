@@ -1,8 +1,11 @@
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseObjectStorage, type ObjectStorageConfig } from '../../../server/storage/object-storage-url.ts';
-import { createS3BlobStore, ObjectStorageError } from '../../../server/storage/s3-blob-store.ts';
+import {
+  parseObjectStorage,
+  type ObjectStorageConfig,
+} from '../../../server/platform/storage/object-storage-url.ts';
+import { createS3BlobStore, ObjectStorageError } from '../../../server/platform/storage/s3-blob-store.ts';
 import { s3ServerMissing, startS3Server, type S3Server } from '../../helpers/s3-server.ts';
 import { tempDir } from '../../helpers/temp-dir.ts';
 

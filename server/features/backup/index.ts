@@ -1,0 +1,1 @@
+export { backupCommand, restoreCommand } from './command.ts';

@@ -1,0 +1,12 @@
+export { GITHUB_EVENT_JOB } from './events/event-job.ts';
+export { pruneGitHubEvents } from './events/finish-event.ts';
+export { repositoryAccess } from './repository-access.ts';
+export {
+  MASK,
+  maskedRepositoryUrl,
+  sealCredentials,
+  splitRepositoryCredentials,
+} from './repository-credentials.ts';
+export { repositoryRefusal, repositorySettings, staticRepositoryRefusal } from './repository-policy.ts';
+export { parseRepositoryUrl } from './repository-url.ts';
+export { githubEventRoutes } from './routes.ts';

@@ -1,0 +1,9 @@
+export { createWebhook } from './create-webhook.ts';
+export { deleteWebhook } from './delete-webhook.ts';
+export { DELIVERY_JOB } from './delivery-job.ts';
+export { startDeliveryWorker } from './delivery-worker.ts';
+export { listDeliveries } from './list-deliveries.ts';
+export { listWebhooks } from './list-webhooks.ts';
+export { recordEvent } from './outbox.ts';
+export { redeliver } from './redeliver.ts';
+export { webhookRoutes } from './routes.ts';

@@ -1,4 +1,0 @@
-/** A setting of the environment that is missing or bad; its message names the variable (server/config.ts). */
-export class ConfigError extends Error {
-  override name = 'ConfigError';
-}
