@@ -166,9 +166,14 @@ export function createHttp(options: ClientOptions): Http {
       const controller = new AbortController();
       const onAbort = () => controller.abort(opts.signal?.reason);
       opts.signal?.addEventListener('abort', onAbort, { once: true });
-      const limit = Math.max(1, Math.min(timeoutMs > 0 ? timeoutMs : Infinity, budget()));
+      const perAttempt = timeoutMs > 0 ? timeoutMs : Infinity;
+      const left = budget();
+      const limit = Math.max(1, Math.min(perAttempt, left));
+      // A wait cut short by the call's budget is reported as the whole budget: the time since the
+      // call began, not this attempt's remainder (which is a millisecond less on a busy machine).
+      const reported = left < perAttempt ? options.unreachableAfterMs! : limit;
       const timer = Number.isFinite(limit)
-        ? setTimeout(() => controller.abort(new TimeoutError(Math.round(limit))), limit)
+        ? setTimeout(() => controller.abort(new TimeoutError(Math.round(reported))), limit)
         : undefined;
       const done = () => {
         clearTimeout(timer);
