@@ -7,13 +7,10 @@ import { BotSettingsError } from '../bot/settings.ts';
 import { defaultRoles, serve, ROLES, type Role } from './serve.ts';
 import { closeDeps, createDeps } from './runtime.ts';
 import type { Deps } from './platform/deps/deps.ts';
-import { createToken } from './features/identity/index.ts';
-import { findOrCreateUser } from './features/identity/index.ts';
+import { createToken, findOrCreateUser, setOrganizationPlan } from './features/identity/index.ts';
 import { setProjectStatus } from './features/deployments/index.ts';
-import { setOrganizationPlan } from './features/identity/index.ts';
 import { Plan } from '../api/schemas/organizations.ts';
-import { addCredits } from './features/billing/index.ts';
-import { formatCents, MAX_TOPUP_CENTS, parseAmount } from './features/billing/index.ts';
+import { addCredits, formatCents, MAX_TOPUP_CENTS, parseAmount } from './features/billing/index.ts';
 import pino from 'pino';
 import { backupCommand, restoreCommand } from './features/backup/index.ts';
 

@@ -1,6 +1,5 @@
-import { roleIn } from '../features/identity/index.ts';
+import { roleIn, getOrganization } from '../features/identity/index.ts';
 import type { Actor, Deps } from '../platform/deps/deps.ts';
-import { getOrganization } from '../features/identity/index.ts';
 import { getProject } from '../features/deployments/index.ts';
 import type { ProjectContext } from './pages/project-shell.ts';
 

@@ -4,25 +4,33 @@ import { blobStoreOf } from '../platform/storage/open-blob-store.ts';
 import { createDiskCache, localFilesOf, type LocalFiles } from '../platform/storage/local-files.ts';
 import type { Server } from 'node:http';
 import { redactUrl } from '../core/redact-url.ts';
-import { createArtifactReader } from '../features/serving/index.ts';
-import { createRuntimeLauncher } from '../features/serving/index.ts';
-import { proxyFor } from '../features/serving/index.ts';
-import { createHostResolver } from '../features/serving/index.ts';
-import { createRuntimeLogSink } from '../features/serving/index.ts';
-import { createRuntimeSupervisor, type RuntimeSupervisor } from '../features/serving/index.ts';
-import { createEdgeServer, type EdgeServerOptions, type RequestRecord } from '../features/serving/index.ts';
+import {
+  createArtifactReader,
+  createRuntimeLauncher,
+  proxyFor,
+  createHostResolver,
+  createRuntimeLogSink,
+  createRuntimeSupervisor,
+  type RuntimeSupervisor,
+  createEdgeServer,
+  type EdgeServerOptions,
+  type RequestRecord,
+  startInactiveAppStopper,
+  createProtectionGate,
+  protectionGateDeps,
+  startTlsListener,
+  type TlsListener,
+  watchOtherWriters,
+  findChallenge,
+} from '../features/serving/index.ts';
 import { registerServerApps } from '../platform/ops-metrics/server-apps.ts';
-import { startInactiveAppStopper } from '../features/serving/index.ts';
-import { createProtectionGate } from '../features/serving/index.ts';
-import { protectionGateDeps } from '../features/serving/index.ts';
-import { startTlsListener, type TlsListener } from '../features/serving/index.ts';
-import { watchOtherWriters } from '../features/serving/index.ts';
 import { describeBytes } from '../core/format.ts';
 import { listenError } from '../core/startup-error.ts';
-import { findChallenge } from '../features/serving/index.ts';
-import { startRuntimeSampler } from '../features/monitoring/index.ts';
-import { createRequestRecorder } from '../features/monitoring/index.ts';
-import { createProbeCheck } from '../features/monitoring/index.ts';
+import {
+  startRuntimeSampler,
+  createRequestRecorder,
+  createProbeCheck,
+} from '../features/monitoring/index.ts';
 import type { Sandbox } from '../platform/sandbox/index.ts';
 import type { Deps } from '../platform/deps/deps.ts';
 import { resolveBuildEnv } from '../features/deployments/index.ts';

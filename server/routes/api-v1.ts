@@ -1,12 +1,8 @@
 import { versioned } from '../../api/routes/versioned.ts';
 import { DeploymentV1, ProjectV1 } from '../../api/schemas/versioned.ts';
 import { route } from '../platform/http/route-spec.ts';
-import { PAID_OPERATIONS } from '../features/billing/index.ts';
-import { personalOrganization } from '../features/billing/index.ts';
-import { runPaid } from '../features/billing/index.ts';
-import { createDeployment } from '../features/deployments/index.ts';
-import { checkRepositoryUrl } from '../features/deployments/index.ts';
-import { createProject } from '../features/deployments/index.ts';
+import { PAID_OPERATIONS, personalOrganization, runPaid } from '../features/billing/index.ts';
+import { createDeployment, checkRepositoryUrl, createProject } from '../features/deployments/index.ts';
 
 /**
  * The versioned description (`/api/v1`): two paid operations, answered without the envelope.

@@ -1,20 +1,18 @@
 import type { RouteSpec } from '../platform/http/route-spec.ts';
 import { apiV1Routes } from './api-v1.ts';
 import { billingRoutes } from '../features/billing/index.ts';
-import { certificateRoutes } from '../features/serving/index.ts';
-import { deployHookRoutes } from '../features/deployments/index.ts';
-import { deploymentRoutes } from '../features/deployments/index.ts';
-import { domainRoutes } from '../features/serving/index.ts';
-import { envRoutes } from '../features/deployments/index.ts';
+import { certificateRoutes, domainRoutes, protectionRoutes } from '../features/serving/index.ts';
+import {
+  deployHookRoutes,
+  deploymentRoutes,
+  envRoutes,
+  projectRoutes,
+} from '../features/deployments/index.ts';
 import { githubEventRoutes } from '../features/github/index.ts';
-import { trustRoutes } from '../features/identity/index.ts';
+import { trustRoutes, organizationRoutes, userRoutes } from '../features/identity/index.ts';
 import { monitoringRoutes } from '../features/monitoring/index.ts';
-import { organizationRoutes } from '../features/identity/index.ts';
-import { projectRoutes } from '../features/deployments/index.ts';
-import { protectionRoutes } from '../features/serving/index.ts';
 import { systemRoutes } from './system.ts';
 import { uploadRoutes } from '../features/uploads/index.ts';
-import { userRoutes } from '../features/identity/index.ts';
 import { webhookRoutes } from '../features/webhooks/index.ts';
 
 /** Every route of the service, in one list: the server registers it and the OpenAPI description reads it. */

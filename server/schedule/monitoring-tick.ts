@@ -1,18 +1,18 @@
-import { deleteExpiredSessions } from '../features/identity/index.ts';
-import { pruneProtection } from '../features/serving/index.ts';
+import { deleteExpiredSessions, pruneUsedOidcTokens } from '../features/identity/index.ts';
+import { pruneProtection, deleteExpiredClaims } from '../features/serving/index.ts';
 import type { Deps } from '../platform/deps/deps.ts';
 import { pruneGitHubEvents } from '../features/github/index.ts';
-import { deleteExpiredClaims } from '../features/serving/index.ts';
 import { cleanUploads } from '../features/uploads/index.ts';
 import { collectStorageNow } from '../features/builds/index.ts';
-import { evaluateDeploymentFailures } from '../features/monitoring/index.ts';
-import { evaluateErrorRates } from '../features/monitoring/index.ts';
+import {
+  evaluateDeploymentFailures,
+  evaluateErrorRates,
+  probeProductionUrls,
+  pruneMonitoringData,
+} from '../features/monitoring/index.ts';
 import { isStale, type PeriodicJob } from '../platform/jobs/periodic-jobs.ts';
-import { probeProductionUrls } from '../features/monitoring/index.ts';
-import { pruneMonitoringData } from '../features/monitoring/index.ts';
 import { pruneFinishedJobs } from './prune-jobs.ts';
 import { pruneRateLimits } from '../platform/http/rate-limit.ts';
-import { pruneUsedOidcTokens } from '../features/identity/index.ts';
 
 /** The periodic monitoring run: probes, alert rules, pruning (expired domain claims, unused uploads, artifacts of deleted projects and unused build caches, dashboard sessions, finished jobs, ended rate-limit windows and the marks of expired OIDC tokens too). */
 export const MONITORING_TICK_JOB = 'monitoring.tick';

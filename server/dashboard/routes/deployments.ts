@@ -3,14 +3,17 @@ import { ApiError } from '../../../api/errors.ts';
 import type { Deployment } from '../../../api/schemas/deployments.ts';
 import { LogType } from '../../../api/schemas/deployments.ts';
 import type { Project } from '../../../api/schemas/projects.ts';
-import { redeployDeployment } from '../../features/deployments/index.ts';
-import { requireDeployment } from '../../features/deployments/index.ts';
-import { logEvents, parseLastEventId } from '../../features/deployments/index.ts';
-import { logFrames } from '../../features/deployments/index.ts';
+import {
+  redeployDeployment,
+  requireDeployment,
+  logEvents,
+  parseLastEventId,
+  logFrames,
+  getDeployment,
+  promoteDeployment,
+  rollbackDeployment,
+} from '../../features/deployments/index.ts';
 import { sendEventStream } from '../../platform/http/sse.ts';
-import { getDeployment } from '../../features/deployments/index.ts';
-import { promoteDeployment } from '../../features/deployments/index.ts';
-import { rollbackDeployment } from '../../features/deployments/index.ts';
 import type { Actor, Deps } from '../../platform/deps/deps.ts';
 import { ansiToHtml } from '../ansi.ts';
 import { projectContext } from '../context.ts';

@@ -1,12 +1,14 @@
 import type { FastifyInstance } from 'fastify';
 import { InviteMemberBody, UpdateMemberBody } from '../../../api/schemas/organizations.ts';
 import { parseOrThrow } from '../../platform/http/validation.ts';
-import { getOrganization } from '../../features/identity/index.ts';
-import { inviteMember } from '../../features/identity/index.ts';
-import { listMembers } from '../../features/identity/index.ts';
-import { listOrganizations } from '../../features/identity/index.ts';
-import { removeMember } from '../../features/identity/index.ts';
-import { updateMember } from '../../features/identity/index.ts';
+import {
+  getOrganization,
+  inviteMember,
+  listMembers,
+  listOrganizations,
+  removeMember,
+  updateMember,
+} from '../../features/identity/index.ts';
 import { ApiError } from '../../../api/errors.ts';
 import { PageQuery } from '../../../api/schemas/common.ts';
 import { listProjects } from '../../features/deployments/index.ts';

@@ -1,10 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { MetricsQuery } from '../../../api/schemas/monitoring.ts';
 import { parseOrThrow } from '../../platform/http/validation.ts';
-import { getHealth } from '../../features/monitoring/index.ts';
-import { getMetricSeries } from '../../features/monitoring/index.ts';
-import { getMetrics } from '../../features/monitoring/index.ts';
-import { listAlerts } from '../../features/monitoring/index.ts';
+import { getHealth, getMetricSeries, getMetrics, listAlerts } from '../../features/monitoring/index.ts';
 import { projectContext } from '../context.ts';
 import type { Kit } from '../kit.ts';
 import { metricsPage } from '../pages/metrics.ts';

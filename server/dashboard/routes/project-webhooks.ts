@@ -2,11 +2,13 @@ import type { FastifyInstance } from 'fastify';
 import { CreateWebhookBody } from '../../../api/schemas/webhooks.ts';
 import { parseOrThrow } from '../../platform/http/validation.ts';
 import type { Actor } from '../../platform/deps/deps.ts';
-import { createWebhook } from '../../features/webhooks/index.ts';
-import { deleteWebhook } from '../../features/webhooks/index.ts';
-import { listDeliveries } from '../../features/webhooks/index.ts';
-import { listWebhooks } from '../../features/webhooks/index.ts';
-import { redeliver } from '../../features/webhooks/index.ts';
+import {
+  createWebhook,
+  deleteWebhook,
+  listDeliveries,
+  listWebhooks,
+  redeliver,
+} from '../../features/webhooks/index.ts';
 import { projectContext } from '../context.ts';
 import { submit, type Kit } from '../kit.ts';
 import type { View } from '../layout.ts';

@@ -5,9 +5,14 @@ import { UpdateProjectBody } from '../../../api/schemas/projects.ts';
 import { parseOrThrow } from '../../platform/http/validation.ts';
 import type { Actor } from '../../platform/deps/deps.ts';
 import { updateProject } from '../../features/deployments/index.ts';
-import { rotateBypassSecret } from '../../features/serving/index.ts';
-import { freshResolver, issueProtectionCode } from '../../features/serving/index.ts';
-import { createShareLink, deleteShareLink, listShareLinks } from '../../features/serving/index.ts';
+import {
+  rotateBypassSecret,
+  freshResolver,
+  issueProtectionCode,
+  createShareLink,
+  deleteShareLink,
+  listShareLinks,
+} from '../../features/serving/index.ts';
 import { projectContext } from '../context.ts';
 import type { Ctx, Kit } from '../kit.ts';
 import type { View } from '../layout.ts';

@@ -6,8 +6,9 @@ import { ASSETS, asset, type AssetName } from '../assets.ts';
 import type { Kit } from '../kit.ts';
 import { signInPage } from '../pages/sign-in.ts';
 import { authorizationUrl, githubSignIn, SignInRefused, userForCode } from '../github-sign-in.ts';
-import { PLACEHOLDER_ORIGIN, returnPath } from '../../features/identity/index.ts';
 import {
+  PLACEHOLDER_ORIGIN,
+  returnPath,
   closeSession,
   cookieValue,
   openSession,

@@ -1,3 +1,8 @@
+/**
+ * The public entry of the billing feature: payments, credits, the ledger and plans; an organization's usage.
+ * The rest of the service imports these, never another file of the folder
+ * (docs/architecture.md#features).
+ */
 export { addCredits } from './credits.ts';
 export { personalOrganization } from './ledger-store.ts';
 export { MAX_TOPUP_CENTS, formatCents, parseAmount } from './money.ts';

@@ -1,8 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { WebhookEvent } from '../../../api/schemas/webhooks.ts';
 import type { Database } from '../../platform/store/schema.ts';
-import { DELIVERY_JOB } from '../webhooks/index.ts';
-import { recordEvent } from '../webhooks/index.ts';
+import { DELIVERY_JOB, recordEvent } from '../webhooks/index.ts';
 import type { Deps } from '../../platform/deps/deps.ts';
 import type { DeploymentRow } from './to-deployment.ts';
 

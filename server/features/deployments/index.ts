@@ -1,3 +1,8 @@
+/**
+ * The public entry of the deployments feature: projects, their env vars and deploy hooks, and deployments.
+ * The rest of the service imports these, never another file of the folder
+ * (docs/architecture.md#features).
+ */
 export { createDeployment } from './create-deployment.ts';
 export { createDeployHook } from './deploy-hooks/create-deploy-hook.ts';
 export { deleteDeployHook } from './deploy-hooks/delete-deploy-hook.ts';

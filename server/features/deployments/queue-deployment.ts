@@ -90,7 +90,7 @@ export async function queueDeployment(
     list_seq: null,
   };
   await tx.insertInto('deployments').values(row).execute();
-  // Builds take turns by organization (queue/fair-claim.ts).
+  // Builds take turns by organization (platform/queue/fair-claim.ts).
   await deps.queue.enqueue(tx, BUILD_JOB, { deploymentId: row.id }, { fairKey: project.organization_id });
   const deliveries = await recordDeploymentEvent(tx, deps, row, 'deployment.created');
   return { row, deliveries };

@@ -1,3 +1,8 @@
+/**
+ * The public entry of the identity feature: users, tokens, organizations, access checks, OIDC trust and sign-in sessions.
+ * The rest of the service imports these, never another file of the folder
+ * (docs/architecture.md#features).
+ */
 export { requireProject, requireRole, roleAtLeast, roleIn } from './access.ts';
 export { requireOrganization } from './organizations/find-organization.ts';
 export { getOrganization } from './organizations/get-organization.ts';

@@ -1,3 +1,8 @@
+/**
+ * The public entry of the monitoring feature: metrics, health, probes and alerts.
+ * The rest of the service imports these, never another file of the folder
+ * (docs/architecture.md#features).
+ */
 export { evaluateDeploymentFailures } from './deployment-failed-alert.ts';
 export { evaluateErrorRates } from './error-rate-alert.ts';
 export { getHealth } from './get-health.ts';

@@ -1,3 +1,8 @@
+/**
+ * The public entry of the serving feature: the edge, domains, certificates and preview protection.
+ * The rest of the service imports these, never another file of the folder
+ * (docs/architecture.md#features).
+ */
 export { createCertificateJob } from './certificates/certificate-job.ts';
 export { findChallenge } from './certificates/challenge-store.ts';
 export { createRenewalJob } from './certificates/renew-certificates.ts';

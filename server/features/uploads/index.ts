@@ -1,3 +1,8 @@
+/**
+ * The public entry of the uploads feature: uploaded files and their quota.
+ * The rest of the service imports these, never another file of the folder
+ * (docs/architecture.md#features).
+ */
 export { cleanUploads } from './clean-uploads.ts';
 export { checkDeploymentFiles } from './deployment-files.ts';
 export { materializeFiles } from './materialize.ts';

@@ -1,3 +1,8 @@
+/**
+ * The public entry of the webhooks feature: outgoing webhooks and their deliveries.
+ * The rest of the service imports these, never another file of the folder
+ * (docs/architecture.md#features).
+ */
 export { createWebhook } from './create-webhook.ts';
 export { deleteWebhook } from './delete-webhook.ts';
 export { DELIVERY_JOB } from './delivery-job.ts';

@@ -7,7 +7,7 @@ export function buildSettings(env: Env, dataDir: string) {
   return {
     buildTimeoutMs: env.SLIPWAY_BUILD_TIMEOUT,
     buildConcurrency: env.SLIPWAY_BUILD_CONCURRENCY,
-    /** What each plan may use: builds at once, sandbox memory and CPU, stored bytes (lib/plan-limits.ts). */
+    /** What each plan may use: builds at once, sandbox memory and CPU, stored bytes (core/plan-limits.ts). */
     plans: {
       free: env.SLIPWAY_FREE_LIMITS,
       pro: env.SLIPWAY_PRO_LIMITS,

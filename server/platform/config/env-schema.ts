@@ -137,7 +137,7 @@ const bool = (name: string) =>
       return z.NEVER;
     });
 
-/** SLIPWAY_<PLAN>_LIMITS: `key=value` pairs over the plan's defaults (lib/plan-limits.ts). */
+/** SLIPWAY_<PLAN>_LIMITS: `key=value` pairs over the plan's defaults (core/plan-limits.ts). */
 const planLimits = (name: string, plan: PlanName) =>
   z
     .string()

@@ -35,7 +35,7 @@ export interface Deps {
   /** The key payment challenges are signed with, loaded on first use (server/features/billing/secret.ts). */
   paymentKey: () => Buffer;
   /**
-   * The key preview protection's cookies are signed with (services/protection/protection-cookie.ts):
+   * The key preview protection's cookies are signed with (features/serving/protection/protection-cookie.ts):
    * derived from the encryption key, so every process of one service agrees on it.
    */
   protectionKey: Uint8Array;

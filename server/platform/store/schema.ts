@@ -44,7 +44,7 @@ export interface OrganizationsTable {
   updated_at: string;
   /**
    * Sum of the sizes of its rows in `uploaded_files`, kept with them in one transaction
-   * (services/uploads/upload-quota.ts). A string on PostgreSQL (bigint): read it with Number().
+   * (features/uploads/upload-quota.ts). A string on PostgreSQL (bigint): read it with Number().
    */
   upload_bytes: Generated<number | string>;
 }
@@ -202,7 +202,7 @@ export interface JobsTable {
   last_error: string | null;
   /** Whose job it is, for fair claims (builds: the organization's id); null for other kinds. */
   fair_key: string | null;
-  /** When it was last claimed: owners served longest ago go first (queue/fair-claim.ts). */
+  /** When it was last claimed: owners served longest ago go first (platform/queue/fair-claim.ts). */
   claimed_at: string | null;
   /** One open job per key runs at a time, the lowest `seq` first; null: no order of its own. */
   ordering_key: string | null;

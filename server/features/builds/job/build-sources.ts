@@ -3,18 +3,15 @@ import { join } from 'node:path';
 import { BuildError } from '../../../platform/sandbox/build-error.ts';
 import { buildDeployment, type BuildResult } from '../build-deployment.ts';
 import type { BuildSpec, SourceFile } from '../../../platform/store/build-spec.ts';
-import { repositoryRefusal, repositorySettings } from '../../github/index.ts';
+import { repositoryRefusal, repositorySettings, repositoryAccess } from '../../github/index.ts';
 import { raceSignal } from '../../../core/race-signal.ts';
 import { systemLookup } from '../../../core/ssrf.ts';
 import type { Deps } from '../../../platform/deps/deps.ts';
-import { resolveBuildEnv } from '../../deployments/index.ts';
+import { resolveBuildEnv, recordDetectedFramework } from '../../deployments/index.ts';
 import { sandboxShare } from '../../identity/index.ts';
-import { recordDetectedFramework } from '../../deployments/index.ts';
 import { type DeploymentRuntime, parseRuntime } from '../../../platform/store/deployment-runtime.ts';
-import { materializeFiles } from '../../uploads/index.ts';
-import { uploadStoreOf } from '../../uploads/index.ts';
+import { materializeFiles, uploadStoreOf } from '../../uploads/index.ts';
 import type { BuildAttempt, Built } from './build-context.ts';
-import { repositoryAccess } from '../../github/index.ts';
 
 /** A rollback or redeploy without a rebuild: the build of `sourceId`, as it is. */
 export async function reuseBuild({ deps, deployment, logs }: BuildAttempt, sourceId: string): Promise<Built> {
@@ -212,7 +209,7 @@ async function checkRepository({ deps, opts, logs, signal }: BuildAttempt, url: 
 
 /**
  * The quota of the caches of all the organization's projects together (its plan's `caches`):
- * saving a cache evicts the organization's oldest past it (builder/build-cache-store.ts).
+ * saving a cache evicts the organization's oldest past it (features/builds/build-cache-store.ts).
  */
 async function organizationCaches(deps: Deps, organizationId: string) {
   const org = await deps.db

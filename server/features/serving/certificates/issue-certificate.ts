@@ -1,6 +1,5 @@
 import type { Deps } from '../../../platform/deps/deps.ts';
-import { DELIVERY_JOB } from '../../webhooks/index.ts';
-import { recordEvent } from '../../webhooks/index.ts';
+import { DELIVERY_JOB, recordEvent } from '../../webhooks/index.ts';
 import { orderCertificate } from './acme-issuer.ts';
 import { signalCertificateChange } from './certificate-signal.ts';
 import { saveCertificate } from './certificate-store.ts';

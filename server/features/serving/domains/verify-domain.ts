@@ -1,8 +1,7 @@
 import { ApiError } from '../../../../api/errors.ts';
 import type { Domain } from '../../../../api/schemas/domains.ts';
 import { isUniqueViolation } from '../../../platform/store/errors.ts';
-import { DELIVERY_JOB } from '../../webhooks/index.ts';
-import { recordEvent } from '../../webhooks/index.ts';
+import { DELIVERY_JOB, recordEvent } from '../../webhooks/index.ts';
 import { requireProject } from '../../identity/index.ts';
 import type { Actor, Deps } from '../../../platform/deps/deps.ts';
 import { signalRoutingChange } from '../../../platform/deps/routing-signal.ts';

@@ -1,8 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { TLSSocket } from 'node:tls';
 import { LRUCache } from 'lru-cache';
-import { cookieValue } from '../../identity/index.ts';
-import { returnPath } from '../../identity/index.ts';
+import { cookieValue, returnPath } from '../../identity/index.ts';
 import {
   AUTH_PATH,
   BYPASS_HEADER,

@@ -11,7 +11,7 @@ export const BYPASS_HEADER = 'x-slipway-protection-bypass';
 export const AUTH_PATH = '/_slipway/auth';
 export const SHARE_PATH = '/_slipway/share';
 
-/** Prefixes that log redaction (lib/redact-url.ts) and secret scanners recognise. */
+/** Prefixes that log redaction (core/redact-url.ts) and secret scanners recognise. */
 export const BYPASS_PREFIX = 'slwb_';
 export const SHARE_PREFIX = 'slws_';
 

@@ -3,7 +3,7 @@ import type { Database } from '../schema.ts';
 
 /**
  * This migration's own copy of what it writes, frozen as of its time: the live write path
- * (services/monitoring/record-requests.ts) may gain columns or buckets later, and upgrading an
+ * (features/monitoring/record-requests.ts) may gain columns or buckets later, and upgrading an
  * old database must still run this migration exactly as it was.
  */
 const LATENCY_COLUMNS = Array.from({ length: 25 }, (_, i) => `lat_${i}`);

@@ -3,7 +3,7 @@ import type { Kysely, Migration } from 'kysely';
 /**
  * Branch URLs (docs/edge.md#branch-urls): one row per branch of a project that has had a preview,
  * its host label and the newest of its previews that went live. The label is unique across the
- * aliases (the index); services/deployments/branch-alias.ts also keeps it clear of production and
+ * aliases (the index); features/deployments/branch-alias.ts also keeps it clear of production and
  * deployment hosts. `deployments.branch_host` copies the label onto each preview, so that the
  * API shows a deployment's branch URL without a join. `previews` counts the previews queued for
  * the branch and `deployments.branch_seq` numbers each: the alias only moves to a higher number

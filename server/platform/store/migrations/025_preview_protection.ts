@@ -5,7 +5,7 @@ import { sql, type Kysely, type Migration } from 'kysely';
  * Projects that exist when this runs keep `none`: their previews were public until now, and links
  * already shared (a pull request's comment, a CMS's preview button) must not start asking for a
  * sign-in behind their owners' backs. Projects created from now on get `previews`, as Vercel does
- * (services/projects/create-project.ts). The bypass secret is kept as its SHA-256 only.
+ * (features/deployments/projects/create-project.ts). The bypass secret is kept as its SHA-256 only.
  * `protection_codes` are the one-time codes the dashboard hands the edge after a sign-in (single
  * use, a minute long, bound to one host); `protection_links` are expiring share links.
  */

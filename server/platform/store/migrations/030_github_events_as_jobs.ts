@@ -27,7 +27,7 @@ interface Tables {
 }
 
 /*
- * This migration's own copies of the event job's shape (services/github-events/event-job.ts), so
+ * This migration's own copies of the event job's shape (features/github/events/event-job.ts), so
  * later changes to the live code never change what it did.
  */
 const KIND = 'github.event';

@@ -19,7 +19,7 @@ interface Tables {
 }
 
 /*
- * This migration's own copies of the delivery job's shape (services/webhooks/delivery-job.ts), so
+ * This migration's own copies of the delivery job's shape (features/webhooks/delivery-job.ts), so
  * later changes to the live code never change what it did.
  */
 const KIND = 'webhook.deliver';
