@@ -38,7 +38,7 @@ export const DELIVERY_PREFIX_CHARS = 700;
 export function deliveryIdOf(payloadPrefix: string): string {
   const m = /^\{"deliveryId":("(?:[^"\\]|\\.)*")/.exec(payloadPrefix);
   if (!m) throw new Error('a GitHub event job without its delivery id');
-  return JSON.parse(m[1]!) as string;
+  return z.string().parse(JSON.parse(m[1]!));
 }
 
 /**
