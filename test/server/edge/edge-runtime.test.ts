@@ -317,7 +317,7 @@ describe('edge: server apps', () => {
     const appPort = supervisor.portOf(deploymentId)!;
     expect(proxy.inUse(appPort)).toBe(true);
     ok.socket!.destroy();
-    await expect.poll(() => proxy.inUse(appPort), { timeout: 5000 }).toBe(false);
+    await expect.poll(() => proxy.inUse(appPort), { timeout: 20_000 }).toBe(false);
     const refused = await upgrade('nowhere.localhost');
     expect(refused.status).toBe(404);
   });
@@ -327,9 +327,10 @@ describe('edge: server apps', () => {
     const crash = await edgeRequest(port, host, '/crash');
     expect(crash.status).toBe(502);
     expect(crash.text).toContain('The app is not responding');
-    // The exit is noticed a moment after the connection drops.
+    // The exit is noticed a moment after the connection drops; the restart starts a new sandbox,
+    // which a loaded machine can take seconds to do.
     await expect
-      .poll(() => supervisor.status(deploymentId), { timeout: 5000 })
+      .poll(() => supervisor.status(deploymentId), { timeout: 30_000 })
       .toMatchObject({ state: 'running', restarts: 1 });
     const after = supervisor.status(deploymentId)!;
     expect(after.pid).not.toBe(before.pid);
@@ -341,7 +342,7 @@ describe('edge: server apps', () => {
     expect(mine.map((l) => l.line)).toContainEqual(
       expect.stringMatching(/^\[slipway\] process exited with code 1; restarting in 0\.1s$/),
     );
-  });
+  }, 60_000);
 
   it('fails a start whose process exits or never listens, and leaves nothing running', async () => {
     await expect(
