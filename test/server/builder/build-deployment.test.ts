@@ -255,7 +255,9 @@ describe('buildDeployment', () => {
   it('kills a build that runs over the time limit, with everything it started', async () => {
     const began = Date.now();
     const { result, lines, text } = await build(fixtureRepo('slow-build'), { timeoutMs: 3000 });
-    expect(Date.now() - began).toBeLessThan(3000 + 4000);
+    // The build would hang for 10 minutes: ending within a minute is the limit at work, with room
+    // for a loaded machine's checkout and kill.
+    expect(Date.now() - began).toBeLessThan(60_000);
     expect(result).toBeInstanceOf(BuildTimeoutError);
     expect((result as Error).message).toBe('Build exceeded the 3 second limit (SLIPWAY_BUILD_TIMEOUT).');
     expect(lines.at(-1)).toEqual({
