@@ -1,8 +1,15 @@
 import type { CreatedDeployHook, DeployHook } from '../../../api/schemas/deploy-hooks.ts';
 import { roleAtLeast } from '../../features/identity/index.ts';
-import { html } from '../html.ts';
+import { html, type Html } from '../html.ts';
 import { age, errorBox, type View } from '../layout.ts';
 import { projectShell, type ProjectContext } from './project-shell.ts';
+
+/** What the tab's forms need: where they post, their CSRF field, whether the caller may change things. */
+interface Forms {
+  path: string;
+  csrf: Html;
+  canEdit: boolean;
+}
 
 /**
  * Deploy hooks: admins make one (its URL is shown on the answer to that form only, never again)
@@ -13,11 +20,14 @@ export function deployHooksPage(
   ctx: ProjectContext & { hooks: DeployHook[]; now: Date },
   state: { error?: string; typed?: Record<string, string>; message?: string; made?: CreatedDeployHook } = {},
 ) {
-  const { base, session } = view;
-  const path = `${base}/projects/${ctx.project.id}/deploy-hooks`;
-  const canEdit = roleAtLeast(ctx.role, 'admin');
-  const typed = state.typed ?? {};
-  const csrf = html`<input type="hidden" name="_csrf" value="${session?.csrf ?? ''}" />`;
+  const forms: Forms = {
+    path: `${view.base}/projects/${ctx.project.id}/deploy-hooks`,
+    csrf: html`<input type="hidden" name="_csrf" value="${view.session?.csrf ?? ''}" />`,
+    canEdit: roleAtLeast(ctx.role, 'admin'),
+  };
+  // Not reformatted (prettier-ignore), here and in each section: the HTML keeps the indentation
+  // it had when the page was one function, so the page sends the same bytes.
+  // prettier-ignore
   return projectShell(
     view,
     ctx,
@@ -27,31 +37,45 @@ export function deployHooksPage(
         A deploy hook is a secret URL: a <code>POST</code> to it, with no token, builds the head of its branch
         (production for ${ctx.project.branch}, a preview for any other branch). Give it to a CMS or a cron.
       </p>
-      ${
-        state.made &&
-        html`<section class="card" role="status" aria-labelledby="made-title">
-          <h2 id="made-title">Deploy hook “${state.made.name}” made</h2>
-          <p>Copy its URL now: it is not shown again. Anyone who has it can deploy ${state.made.branch}.</p>
+      ${state.made && madeHook(state.made)}
+      ${forms.canEdit && makeForm(forms, state.typed ?? {}, ctx.project.branch)}
+      ${hookTable(forms, ctx.hooks, ctx.now)}`,
+    state.message,
+  );
+}
+
+/** A deploy hook just made: its URL, shown on this answer only. */
+function madeHook(made: CreatedDeployHook) {
+  // prettier-ignore
+  return html`<section class="card" role="status" aria-labelledby="made-title">
+          <h2 id="made-title">Deploy hook “${made.name}” made</h2>
+          <p>Copy its URL now: it is not shown again. Anyone who has it can deploy ${made.branch}.</p>
           <label for="made-url">URL</label>
-          <input id="made-url" class="secret-url" value="${state.made.url}" readonly />
+          <input id="made-url" class="secret-url" value="${made.url}" readonly />
           <button type="button" data-copy="made-url" hidden>Copy URL</button>
           <p>
-            <code>curl -X POST ${state.made.url}</code>
+            <code>curl -X POST ${made.url}</code>
           </p>
-        </section>`
-      }
-      ${
-        canEdit &&
-        html`<form method="post" action="${path}" class="filters" aria-label="Make a deploy hook">
+        </section>`;
+}
+
+/** Make a deploy hook: a name and a branch (the production branch unless typed otherwise). */
+function makeForm({ path, csrf }: Forms, typed: Record<string, string>, branch: string) {
+  // prettier-ignore
+  return html`<form method="post" action="${path}" class="filters" aria-label="Make a deploy hook">
           ${csrf}
           <label
             >Name <input name="name" value="${typed.name ?? ''}" placeholder="cms" maxlength="64" required
           /></label>
-          <label>Branch <input name="branch" value="${typed.branch ?? ctx.project.branch}" required /></label>
+          <label>Branch <input name="branch" value="${typed.branch ?? branch}" required /></label>
           <button type="submit" class="primary">Make deploy hook</button>
-        </form>`
-      }
-      <table>
+        </form>`;
+}
+
+/** The project's deploy hooks, each URL up to its secret; for admins, a Revoke button each. */
+function hookTable({ path, csrf, canEdit }: Forms, hooks: DeployHook[], now: Date) {
+  // prettier-ignore
+  return html`<table>
         <thead>
           <tr>
             <th scope="col">Name</th>
@@ -65,19 +89,19 @@ export function deployHooksPage(
         </thead>
         <tbody>
           ${
-            ctx.hooks.length === 0
+            hooks.length === 0
               ? html`<tr>
                   <td colspan="${canEdit ? '7' : '6'}" class="muted">No deploy hooks.</td>
                 </tr>`
-              : ctx.hooks.map(
+              : hooks.map(
                   (h) =>
                     html`<tr>
                       <td data-label="Name">${h.name}</td>
                       <td data-label="Branch">${h.branch}</td>
                       <td data-label="URL"><code>${h.urlPrefix}…</code></td>
                       <td data-label="Made by">${h.createdBy}</td>
-                      <td data-label="Made">${age(h.createdAt, ctx.now)}</td>
-                      <td data-label="Last used">${age(h.lastUsedAt, ctx.now)}</td>
+                      <td data-label="Made">${age(h.createdAt, now)}</td>
+                      <td data-label="Last used">${age(h.lastUsedAt, now)}</td>
                       ${
                         canEdit &&
                         html`<td data-label="Revoke">
@@ -94,7 +118,5 @@ export function deployHooksPage(
                 )
           }
         </tbody>
-      </table>`,
-    state.message,
-  );
+      </table>`;
 }

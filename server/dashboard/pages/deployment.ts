@@ -51,11 +51,9 @@ export function deploymentPage(view: View, data: DeploymentPageData) {
   const { base } = view;
   const { deployment: d, project, log, now } = data;
   const path = `${base}/deployments/${d.id}`;
-  const actions = actionsFor(d, project, data.role);
-  const commitUrl =
-    d.commitHash && project.repositoryUrl ? gitHubCommitUrl(project.repositoryUrl, d.commitHash) : null;
-  const streaming = !FINAL.has(d.status) && log.type === 'build';
-  const lastId = log.lines.at(-1)?.id ?? 0;
+  // Not reformatted (prettier-ignore), here and in each section: the HTML keeps the indentation
+  // it had when the page was one function, so the page sends the same bytes.
+  // prettier-ignore
   return layout(view, {
     title: `${d.id} · ${project.name}`,
     crumbs: [
@@ -64,7 +62,19 @@ export function deploymentPage(view: View, data: DeploymentPageData) {
       { label: project.name, href: `${base}/projects/${project.id}` },
       { label: d.id },
     ],
-    body: html`<h1>
+    body: html`${heading(d, project, path)}
+      ${notice(data.message)} ${d.errorMessage ? errorBox(d.errorMessage) : ''}
+      ${FINAL.has(d.status) ? '' : asLoaded(path)}
+      ${actionList(d, project, actionsFor(d, project, data.role), path)}
+      ${facts(base, d, project, now)}
+      ${logSection(d, log, path)}`,
+  });
+}
+
+/** The deployment's id, its status (polled while it changes), and whether it serves production. */
+function heading(d: Deployment, project: Project, path: string) {
+  // prettier-ignore
+  return html`<h1>
         Deployment <code>${d.id}</code>
         <span
           id="status"
@@ -72,20 +82,24 @@ export function deploymentPage(view: View, data: DeploymentPageData) {
           ${FINAL.has(d.status) ? '' : html` data-live-status="${path}/status"`}
           >${statusBadge(d.status)}</span
         >${d.id === project.productionDeploymentId ? html` <span class="badge prod">production</span>` : ''}${originBadge(d)}
-      </h1>
-      ${notice(data.message)} ${d.errorMessage ? errorBox(d.errorMessage) : ''}
-      ${
-        FINAL.has(d.status)
-          ? ''
-          : html`<noscript
+      </h1>`;
+}
+
+/** Without script, the page does not follow a deployment on its way: it says so. */
+function asLoaded(path: string) {
+  // prettier-ignore
+  return html`<noscript
               ><p class="muted">
                 This page shows the deployment as it was when loaded: <a href="${path}">reload</a> to see how
                 it goes on.
               </p></noscript
-            >`
-      }
-      ${
-        actions.length > 0 &&
+            >`;
+}
+
+/** Links to what the caller may do with the deployment (each asks to confirm). */
+function actionList(d: Deployment, project: Project, actions: Action[], path: string) {
+  // prettier-ignore
+  return actions.length > 0 &&
         html`<ul class="actions">
           ${actions.map(
             (a) =>
@@ -95,9 +109,13 @@ export function deploymentPage(view: View, data: DeploymentPageData) {
                 >
               </li>`,
           )}
-        </ul>`
-      }
-      <dl class="facts">
+        </ul>`;
+}
+
+/** What the deployment is: its URLs, what it was built from, by whom, when, how long it took. */
+function facts(base: string, d: Deployment, project: Project, now: Date) {
+  // prettier-ignore
+  return html`<dl class="facts">
         <dt>URL</dt>
         <dd>
           ${d.status === 'live' ? html`<a href="${d.url}">${d.url}</a>` : html`<span class="muted">${d.url} (once live)</span>`}
@@ -117,12 +135,7 @@ export function deploymentPage(view: View, data: DeploymentPageData) {
         <dd>${d.branch}</dd>
         <dt>Commit</dt>
         <dd>
-          ${
-            d.commitHash
-              ? html`${commitUrl ? html`<a href="${commitUrl}"><code>${d.commitHash.slice(0, 12)}</code></a>` : html`<code>${d.commitHash.slice(0, 12)}</code>`}
-                ${d.commitMessage ?? ''}`
-              : html`<span class="muted">not checked out yet</span>`
-          }
+          ${commit(d, project)}
         </dd>
         <dt>Author</dt>
         <dd>${d.author ?? '—'}</dd>
@@ -144,7 +157,25 @@ export function deploymentPage(view: View, data: DeploymentPageData) {
                 <dd>${d.framework}</dd>`
             : ''
         }
-        ${
+        ${rollbackFacts(base, d)}
+      </dl>`;
+}
+
+/** The commit built, linked to GitHub when the repository is there, with its message. */
+function commit(d: Deployment, project: Project) {
+  const commitUrl =
+    d.commitHash && project.repositoryUrl ? gitHubCommitUrl(project.repositoryUrl, d.commitHash) : null;
+  // prettier-ignore
+  return d.commitHash
+              ? html`${commitUrl ? html`<a href="${commitUrl}"><code>${d.commitHash.slice(0, 12)}</code></a>` : html`<code>${d.commitHash.slice(0, 12)}</code>`}
+                ${d.commitMessage ?? ''}`
+              : html`<span class="muted">not checked out yet</span>`;
+}
+
+/** For a rollback: whose build it serves and which deployment it rolled back from. */
+function rollbackFacts(base: string, d: Deployment) {
+  // prettier-ignore
+  return html`${
           d.rollbackTo
             ? html`<dt>Serves the build of</dt>
                 <dd><a href="${base}/deployments/${d.rollbackTo}">${d.rollbackTo}</a></dd>`
@@ -155,9 +186,15 @@ export function deploymentPage(view: View, data: DeploymentPageData) {
             ? html`<dt>Rolled back from</dt>
                 <dd><a href="${base}/deployments/${d.rollbackFrom}">${d.rollbackFrom}</a></dd>`
             : ''
-        }
-      </dl>
-      <h2 id="log-heading">Logs</h2>
+        }`;
+}
+
+/** The build or runtime log: its last lines, followed live while the build runs, and a download. */
+function logSection(d: Deployment, log: DeploymentPageData['log'], path: string) {
+  const streaming = !FINAL.has(d.status) && log.type === 'build';
+  const lastId = log.lines.at(-1)?.id ?? 0;
+  // prettier-ignore
+  return html`<h2 id="log-heading">Logs</h2>
       <nav class="tabs" aria-label="Logs">
         ${(['build', 'runtime'] as const).map((t) =>
           t === log.type
@@ -178,6 +215,5 @@ export function deploymentPage(view: View, data: DeploymentPageData) {
       >
         ${log.lines.map((l) => html`<li>${raw(ansiToHtml(l.line))}</li>`)}
       </ol>
-      ${streaming ? html`<p class="muted" id="log-state" role="status">Following the build…</p>` : ''}`,
-  });
+      ${streaming ? html`<p class="muted" id="log-state" role="status">Following the build…</p>` : ''}`;
 }

@@ -15,10 +15,10 @@ export interface NewProjectState {
  * an empty project.
  */
 export function newProjectPage(view: View, orgs: Organization[], state: NewProjectState = {}) {
-  const { base, session } = view;
-  const t = state.typed ?? {};
-  const fromGit = t.source !== 'upload';
-  const checked = (on: boolean) => (on ? html` checked` : '');
+  const { base } = view;
+  // Not reformatted (prettier-ignore), here and in each section: the HTML keeps the indentation
+  // it had when the page was one function, so the page sends the same bytes.
+  // prettier-ignore
   return layout(view, {
     title: 'New project',
     crumbs: [{ label: 'Projects', href: `${base}/` }, { label: 'New project' }],
@@ -30,7 +30,20 @@ export function newProjectPage(view: View, orgs: Organization[], state: NewProje
           ? html`<p>
               You need the role of a developer, admin or owner in an organization to make a project there.
             </p>`
-          : html`<form method="post" action="${base}/new" class="stack new-project">
+          : newProjectForm(view, orgs, state)
+      }
+    </section>`,
+  });
+}
+
+const checked = (on: boolean) => (on ? html` checked` : '');
+
+/** The form: organization, name, source, and the repository's fields (as typed when the API refused it). */
+function newProjectForm(view: View, orgs: Organization[], state: NewProjectState) {
+  const { base, session } = view;
+  const t = state.typed ?? {};
+  // prettier-ignore
+  return html`<form method="post" action="${base}/new" class="stack new-project">
               <input type="hidden" name="_csrf" value="${session?.csrf ?? ''}" />
               <label for="np-org">Organization</label>
               <select id="np-org" name="organizationId">
@@ -57,7 +70,20 @@ export function newProjectPage(view: View, orgs: Organization[], state: NewProje
               <small id="np-name-help" class="muted"
                 >Lowercase letters, digits and hyphens: it becomes part of the project's URL.</small
               >
-              <fieldset>
+              ${sourceFields(state)}
+              <div class="row">
+                <button type="submit" class="primary">Create project</button>
+                <a href="${base}/">Cancel</a>
+              </div>
+            </form>`;
+}
+
+/** From a Git repository (its URL, branch, and whether to deploy at once) or empty, for uploaded files. */
+function sourceFields(state: NewProjectState) {
+  const t = state.typed ?? {};
+  const fromGit = t.source !== 'upload';
+  // prettier-ignore
+  return html`<fieldset>
                 <legend>Source</legend>
                 <label class="check"
                   ><input type="radio" name="source" value="git" ${checked(fromGit)} /> A Git
@@ -89,13 +115,5 @@ export function newProjectPage(view: View, orgs: Organization[], state: NewProje
                     Deploy the production branch now</label
                   >
                 </div>
-              </fieldset>
-              <div class="row">
-                <button type="submit" class="primary">Create project</button>
-                <a href="${base}/">Cancel</a>
-              </div>
-            </form>`
-      }
-    </section>`,
-  });
+              </fieldset>`;
 }

@@ -112,6 +112,7 @@ export function deploymentRows(view: View, project: Project, items: Deployment[]
 
 const firstLine = (s: string | null) => (s ? s.split('\n', 1)[0]!.slice(0, 120) : '');
 
+/** A project's Deployments tab: what the project is, the Deploy form, its deployments (filtered, paged, refreshed live). */
 export function projectPage(view: View, data: ProjectPageData) {
   const { base } = view;
   const { project, deployments, query, typed, now } = data;
@@ -122,11 +123,44 @@ export function projectPage(view: View, data: ProjectPageData) {
   const rows = new URLSearchParams(filters);
   if (query.cursor) rows.set('cursor', query.cursor);
   const rowsUrl = `${path}/rows?${rows.toString()}`;
+  // Not reformatted (prettier-ignore), here and in each section: the HTML keeps the indentation
+  // it had when the page was one function, so the page sends the same bytes.
+  // prettier-ignore
   return projectShell(
     view,
     data,
     'deployments',
-    html`<dl class="facts">
+    html`${projectFacts(base, data)}
+      ${deployForm(view, data)}
+      <h2 id="deployments">Deployments</h2>
+      ${filterForm(path, typed)}
+      ${errorBox(data.error)}
+      <table class="deployments">
+        <thead>
+          <tr>
+            <th scope="col">Status</th>
+            <th scope="col">Deployment</th>
+            <th scope="col">Target</th>
+            <th scope="col">Branch</th>
+            <th scope="col">Commit</th>
+            <th scope="col">Author</th>
+            <th scope="col">Created</th>
+          </tr>
+        </thead>
+        <tbody data-live-rows="${rowsUrl}" data-live="${live}" aria-live="polite">
+          ${deploymentRows(view, project, deployments.items, now)}
+        </tbody>
+      </table>
+      ${pager(path, filters, { cursor: query.cursor, next: deployments.next })}`,
+    data.message,
+  );
+}
+
+/** The project: its repository and branch, production, framework, status, the caller's role. */
+function projectFacts(base: string, data: ProjectPageData) {
+  const { project } = data;
+  // prettier-ignore
+  return html`<dl class="facts">
         <dt>Repository</dt>
         <dd>
           ${project.repositoryUrl ?? 'none (deploys uploaded files)'}
@@ -155,10 +189,13 @@ export function projectPage(view: View, data: ProjectPageData) {
         <dd>${project.status}</dd>
         <dt>Your role</dt>
         <dd>${data.role}</dd>
-      </dl>
-      ${deployForm(view, data)}
-      <h2 id="deployments">Deployments</h2>
-      <form method="get" action="${path}" class="filters" aria-label="Filter deployments">
+      </dl>`;
+}
+
+/** Filter the deployments by status, target, branch or commit (as typed, kept when refused). */
+function filterForm(path: string, typed: Record<string, string>) {
+  // prettier-ignore
+  return html`<form method="get" action="${path}" class="filters" aria-label="Filter deployments">
         <label
           >Status
           <select name="status">
@@ -180,25 +217,5 @@ export function projectPage(view: View, data: ProjectPageData) {
         <label>Branch <input name="branch" value="${typed.branch ?? ''}" size="16" /></label>
         <label>Commit <input name="commitHash" value="${typed.commitHash ?? ''}" size="10" /></label>
         <button type="submit">Filter</button>
-      </form>
-      ${errorBox(data.error)}
-      <table class="deployments">
-        <thead>
-          <tr>
-            <th scope="col">Status</th>
-            <th scope="col">Deployment</th>
-            <th scope="col">Target</th>
-            <th scope="col">Branch</th>
-            <th scope="col">Commit</th>
-            <th scope="col">Author</th>
-            <th scope="col">Created</th>
-          </tr>
-        </thead>
-        <tbody data-live-rows="${rowsUrl}" data-live="${live}" aria-live="polite">
-          ${deploymentRows(view, project, deployments.items, now)}
-        </tbody>
-      </table>
-      ${pager(path, filters, { cursor: query.cursor, next: deployments.next })}`,
-    data.message,
-  );
+      </form>`;
 }

@@ -1,6 +1,6 @@
 import type { CreatedShareLink, ShareLink } from '../../../api/schemas/protection.ts';
 import { roleAtLeast } from '../../features/identity/index.ts';
-import { html } from '../html.ts';
+import { html, type Html } from '../html.ts';
 import { age, errorBox, type View } from '../layout.ts';
 import { projectShell, type ProjectContext } from './project-shell.ts';
 
@@ -10,47 +10,77 @@ const MODES = [
   ['all', 'All: every URL, production and custom domains too, needs a sign-in'],
 ] as const;
 
+type ProtectionContext = ProjectContext & { links: ShareLink[]; now: Date };
+
+/** What every section of the tab needs: where its forms post, their CSRF field, whether the caller may change things. */
+interface Tab {
+  path: string;
+  csrf: Html;
+  canEdit: boolean;
+}
+
 /**
  * Preview protection (docs/protection.md): the setting, the bypass secret and share links. A
  * secret or link is shown on the answer to the form that made it, never again.
  */
 export function protectionPage(
   view: View,
-  ctx: ProjectContext & { links: ShareLink[]; now: Date },
+  ctx: ProtectionContext,
   state: { error?: string; message?: string; secret?: string; link?: CreatedShareLink } = {},
 ) {
-  const { base, session } = view;
-  const path = `${base}/projects/${ctx.project.id}/protection`;
-  const canEdit = roleAtLeast(ctx.role, 'admin');
-  const current = ctx.project.protection ?? 'none';
-  const csrf = html`<input type="hidden" name="_csrf" value="${session?.csrf ?? ''}" />`;
+  const tab: Tab = {
+    path: `${view.base}/projects/${ctx.project.id}/protection`,
+    csrf: html`<input type="hidden" name="_csrf" value="${view.session?.csrf ?? ''}" />`,
+    canEdit: roleAtLeast(ctx.role, 'admin'),
+  };
+  // Not reformatted (prettier-ignore), here and in each section: the HTML keeps the indentation
+  // it had when the page was one function, so the page sends the same bytes.
+  // prettier-ignore
   return projectShell(
     view,
     ctx,
     'protection',
     html`${errorBox(state.error)}
-      ${
-        state.secret &&
+      ${madeSecret(state.secret)}
+      ${madeLink(state.link)}
+      ${modeSection(tab, ctx.project.protection ?? 'none')}
+      ${bypassSection(tab, ctx)}
+      ${shareLinksSection(tab, ctx)}`,
+    state.message,
+  );
+}
+
+/** A bypass secret just made: shown on this answer only. */
+function madeSecret(secret: string | undefined) {
+  // prettier-ignore
+  return secret &&
         html`<section class="card" role="status" aria-labelledby="secret-title">
           <h2 id="secret-title">New bypass secret</h2>
           <p>Copy it now: it is not shown again. Send it as the x-slipway-protection-bypass header.</p>
           <label for="made-secret">Bypass secret</label>
-          <input id="made-secret" class="secret-url" value="${state.secret}" readonly />
-        </section>`
-      }
-      ${
-        state.link &&
+          <input id="made-secret" class="secret-url" value="${secret}" readonly />
+        </section>`;
+}
+
+/** A share link just made: shown on this answer only. */
+function madeLink(link: CreatedShareLink | undefined) {
+  // prettier-ignore
+  return link &&
         html`<section class="card" role="status" aria-labelledby="link-title">
           <h2 id="link-title">Share link made</h2>
           <p>
-            Anyone who has it can open the project's protected URLs until ${state.link.expiresAt}. It is not
+            Anyone who has it can open the project's protected URLs until ${link.expiresAt}. It is not
             shown again.
           </p>
           <label for="made-link">Share link</label>
-          <input id="made-link" class="secret-url" value="${state.link.url}" readonly />
-        </section>`
-      }
-      <section aria-labelledby="mode-title">
+          <input id="made-link" class="secret-url" value="${link.url}" readonly />
+        </section>`;
+}
+
+/** The setting: a form for admins, the mode in words for everyone else. */
+function modeSection({ path, csrf, canEdit }: Tab, current: string) {
+  // prettier-ignore
+  return html`<section aria-labelledby="mode-title">
         <h2 id="mode-title">Who may open this project's URLs</h2>
         ${
           canEdit
@@ -75,8 +105,13 @@ export function protectionPage(
               </form>`
             : html`<p>Protection: <strong>${current}</strong>. Admins change it.</p>`
         }
-      </section>
-      <section aria-labelledby="bypass-title">
+      </section>`;
+}
+
+/** When the bypass secret was made, and for admins the form that makes a new one. */
+function bypassSection({ path, csrf, canEdit }: Tab, ctx: ProtectionContext) {
+  // prettier-ignore
+  return html`<section aria-labelledby="bypass-title">
         <h2 id="bypass-title">Bypass secret, for automation</h2>
         <p>
           ${ctx.project.protectionBypassCreatedAt ? html`Made ${age(ctx.project.protectionBypassCreatedAt, ctx.now)}.` : 'None yet.'}
@@ -87,8 +122,14 @@ export function protectionPage(
             ${csrf}<button type="submit">Make a new bypass secret</button>
           </form>`
         }
-      </section>
-      <section aria-labelledby="links-title">
+      </section>`;
+}
+
+/** The share links: for admins a form that makes one, then the table of them. */
+function shareLinksSection(tab: Tab, ctx: ProtectionContext) {
+  const { path, csrf, canEdit } = tab;
+  // prettier-ignore
+  return html`<section aria-labelledby="links-title">
         <h2 id="links-title">Share links</h2>
         ${
           canEdit &&
@@ -115,12 +156,20 @@ export function protectionPage(
                 ? html`<tr>
                     <td colspan="${canEdit ? '5' : '4'}" class="muted">No share links.</td>
                   </tr>`
-                : ctx.links.map(
-                    (l) =>
-                      html`<tr>
+                : ctx.links.map((l) => shareLinkRow(tab, l, ctx.now))
+            }
+          </tbody>
+        </table>
+      </section>`;
+}
+
+/** A share link's row, with a Revoke button for admins. */
+function shareLinkRow({ path, csrf, canEdit }: Tab, l: ShareLink, now: Date) {
+  // prettier-ignore
+  return html`<tr>
                         <td><code>${l.target}</code></td>
                         <td>${l.createdBy}</td>
-                        <td>${age(l.createdAt, ctx.now)}</td>
+                        <td>${age(l.createdAt, now)}</td>
                         <td>${l.expiresAt}</td>
                         ${
                           canEdit &&
@@ -136,12 +185,5 @@ export function protectionPage(
                             </form>
                           </td>`
                         }
-                      </tr>`,
-                  )
-            }
-          </tbody>
-        </table>
-      </section>`,
-    state.message,
-  );
+                      </tr>`;
 }

@@ -1,9 +1,16 @@
 import type { Delivery, Webhook } from '../../../api/schemas/webhooks.ts';
 import { WEBHOOK_EVENTS } from '../../../api/schemas/webhooks.ts';
 import { roleAtLeast } from '../../features/identity/index.ts';
-import { html } from '../html.ts';
+import { html, type Html } from '../html.ts';
 import { age, errorBox, type View } from '../layout.ts';
 import { projectShell, type ProjectContext } from './project-shell.ts';
+
+/** What the tab's forms need: where they post, their CSRF field, whether the caller may change things. */
+interface Forms {
+  path: string;
+  csrf: Html;
+  canEdit: boolean;
+}
 
 /** Webhooks: add (the secret is typed once, never shown), remove, and each one's recent deliveries. */
 export function webhooksPage(
@@ -11,20 +18,31 @@ export function webhooksPage(
   ctx: ProjectContext & { webhooks: { webhook: Webhook; deliveries: Delivery[] }[]; now: Date },
   state: { error?: string; typed?: Record<string, string | string[]>; message?: string } = {},
 ) {
-  const { base, session } = view;
-  const path = `${base}/projects/${ctx.project.id}/webhooks`;
-  const canEdit = roleAtLeast(ctx.role, 'developer');
-  const typed = state.typed ?? {};
-  const chosen = new Set([typed.events ?? []].flat());
-  const csrf = html`<input type="hidden" name="_csrf" value="${session?.csrf ?? ''}" />`;
+  const forms: Forms = {
+    path: `${view.base}/projects/${ctx.project.id}/webhooks`,
+    csrf: html`<input type="hidden" name="_csrf" value="${view.session?.csrf ?? ''}" />`,
+    canEdit: roleAtLeast(ctx.role, 'developer'),
+  };
+  // Not reformatted (prettier-ignore), here and in each section: the HTML keeps the indentation
+  // it had when the page was one function, so the page sends the same bytes.
+  // prettier-ignore
   return projectShell(
     view,
     ctx,
     'webhooks',
     html`${errorBox(state.error)}
-    ${
-      canEdit &&
-      html`<form method="post" action="${path}" class="stack narrow" aria-label="Add a webhook">
+    ${forms.canEdit && addForm(forms, state.typed ?? {})}
+    ${ctx.webhooks.length === 0 ? html`<p class="muted">No webhooks.</p>` : ''}
+    ${ctx.webhooks.map(({ webhook, deliveries }) => webhookCard(forms, webhook, deliveries, ctx.now))}`,
+    state.message,
+  );
+}
+
+/** Add a webhook: its URL, its secret (never sent back) and its events (as typed when the API refused them). */
+function addForm({ path, csrf }: Forms, typed: Record<string, string | string[]>) {
+  const chosen = new Set([typed.events ?? []].flat());
+  // prettier-ignore
+  return html`<form method="post" action="${path}" class="stack narrow" aria-label="Add a webhook">
         ${csrf}
         <label for="wh-url">Payload URL</label>
         <input
@@ -48,15 +66,17 @@ export function webhooksPage(
           )}
         </fieldset>
         <button type="submit" class="primary">Add webhook</button>
-      </form>`
-    }
-    ${ctx.webhooks.length === 0 ? html`<p class="muted">No webhooks.</p>` : ''}
-    ${ctx.webhooks.map(
-      ({ webhook: w, deliveries }) =>
-        html`<section class="card" aria-labelledby="wh-${w.id}">
+      </form>`;
+}
+
+/** A webhook: its URL and events, a Remove button, and its recent deliveries. */
+function webhookCard(forms: Forms, w: Webhook, deliveries: Delivery[], now: Date) {
+  const { path, csrf, canEdit } = forms;
+  // prettier-ignore
+  return html`<section class="card" aria-labelledby="wh-${w.id}">
           <h2 id="wh-${w.id}">${w.url}</h2>
           <p class="muted">
-            ${w.events.join(', ')} · ${w.active ? 'active' : 'inactive'} · added ${age(w.createdAt, ctx.now)}
+            ${w.events.join(', ')} · ${w.active ? 'active' : 'inactive'} · added ${age(w.createdAt, now)}
           </p>
           ${canEdit && html`<form method="post" action="${path}/${w.id}/delete" data-confirm="Remove the webhook to ${w.url}?">${csrf}<button type="submit">Remove this webhook</button></form>`}
           <h3>Recent deliveries</h3>
@@ -76,9 +96,18 @@ export function webhooksPage(
                   ? html`<tr>
                       <td colspan="5" class="muted">None yet.</td>
                     </tr>`
-                  : deliveries.map((d) => {
-                      const last = d.attempts.at(-1);
-                      return html`<tr>
+                  : deliveries.map((d) => deliveryRow(forms, w, d, now))
+              }
+            </tbody>
+          </table>
+        </section>`;
+}
+
+/** A delivery: its event, status and last attempt, and a Redeliver button. */
+function deliveryRow({ path, csrf, canEdit }: Forms, w: Webhook, d: Delivery, now: Date) {
+  const last = d.attempts.at(-1);
+  // prettier-ignore
+  return html`<tr>
                         <td data-label="Event">${d.event}</td>
                         <td data-label="Status">
                           <span
@@ -89,7 +118,7 @@ export function webhooksPage(
                         <td data-label="Last attempt">
                           ${last ? `${last.statusCode ?? last.error ?? 'no answer'} in ${Math.round(last.durationMs)} ms (${d.attempts.length} attempts)` : 'not yet'}
                         </td>
-                        <td data-label="Created">${age(d.createdAt, ctx.now)}</td>
+                        <td data-label="Created">${age(d.createdAt, now)}</td>
                         ${
                           canEdit &&
                           html`<td data-label="Again">
@@ -99,12 +128,4 @@ export function webhooksPage(
                           </td>`
                         }
                       </tr>`;
-                    })
-              }
-            </tbody>
-          </table>
-        </section>`,
-    )}`,
-    state.message,
-  );
 }

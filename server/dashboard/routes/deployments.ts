@@ -34,27 +34,39 @@ const DONE: Record<Action | 'deploy' | 'created', string> = {
 
 /** A deployment's page, its log (streamed while it builds, or downloaded), and its actions. */
 export function deploymentRoutes(scope: FastifyInstance, kit: Kit): void {
+  deploymentPageRoute(scope, kit);
+  statusRoute(scope, kit);
+  logDownloadRoute(scope, kit);
+  logStreamRoute(scope, kit);
+  actionRoutes(scope, kit);
+}
+
+/** A deployment with its project, as its pages show them. */
+async function deploymentContext(deps: Deps, actor: Actor, deploymentId: string) {
+  const deployment = await getDeployment(deps, actor, deploymentId);
+  return { deployment, ...(await projectContext(deps, actor, deployment.projectId)) };
+}
+
+/** The deployment's page, with the build or runtime log and a notice of what was just done. */
+function deploymentPageRoute(scope: FastifyInstance, kit: Kit): void {
   const { deps } = kit;
-
-  const context = async (actor: Actor, deploymentId: string) => {
-    const deployment = await getDeployment(deps, actor, deploymentId);
-    return { deployment, ...(await projectContext(deps, actor, deployment.projectId)) };
-  };
-
   scope.get(
     '/deployments/:deploymentId',
     kit.page(async ({ req, view, session }) => {
       const { deploymentId } = req.params as { deploymentId: string };
       const q = req.query as { log?: string; done?: string };
-      const ctx = await context(session.actor, deploymentId);
+      const ctx = await deploymentContext(deps, session.actor, deploymentId);
       const type = q.log === 'runtime' ? 'runtime' : 'build';
       const log = await readLog(deps, ctx.deployment.id, type, 2000);
       const done = q.done && Object.hasOwn(DONE, q.done) ? DONE[q.done as keyof typeof DONE] : undefined;
       return deploymentPage(view, { ...ctx, log: { type, ...log }, message: done, now: deps.clock.now() });
     }),
   );
+}
 
-  // What the deployment page's script polls while the deployment is on its way.
+/** What the deployment page's script polls while the deployment is on its way. */
+function statusRoute(scope: FastifyInstance, kit: Kit): void {
+  const { deps } = kit;
   scope.get(
     '/deployments/:deploymentId/status',
     kit.page(async ({ req, reply, session }) => {
@@ -66,7 +78,11 @@ export function deploymentRoutes(scope: FastifyInstance, kit: Kit): void {
         .send(JSON.stringify({ id: d.id, status: d.status, errorMessage: d.errorMessage }));
     }),
   );
+}
 
+/** A log as a text file to download. */
+function logDownloadRoute(scope: FastifyInstance, kit: Kit): void {
+  const { deps } = kit;
   scope.get(
     '/deployments/:deploymentId/log.txt',
     kit.page(async ({ req, reply, session }) => {
@@ -85,7 +101,11 @@ export function deploymentRoutes(scope: FastifyInstance, kit: Kit): void {
         .send(log.lines.map((l) => l.line).join('\n') + '\n');
     }),
   );
+}
 
+/** The build log as it grows (server-sent events of HTML lines), while the reader may still read it. */
+function logStreamRoute(scope: FastifyInstance, kit: Kit): void {
+  const { deps } = kit;
   scope.get(
     '/deployments/:deploymentId/log/stream',
     kit.page(async ({ req, reply, session }) => {
@@ -124,12 +144,16 @@ export function deploymentRoutes(scope: FastifyInstance, kit: Kit): void {
       return reply;
     }),
   );
+}
 
+/** Promote, roll back, redeploy: a page that asks to confirm (GET), then the action (POST). */
+function actionRoutes(scope: FastifyInstance, kit: Kit): void {
+  const { deps } = kit;
   const action = async ({ req, reply, view, session, form }: Ctx) => {
     const { deploymentId, action } = req.params as { deploymentId: string; action: string };
     if (!ACTIONS.has(action as Action)) throw ApiError.notFound(`Page ${req.url.split('?')[0]}`);
     const act = action as Action;
-    const ctx = await context(session.actor, deploymentId);
+    const ctx = await deploymentContext(deps, session.actor, deploymentId);
     if (req.method === 'GET') {
       if (ctx.role === 'viewer' && !actionsFor(ctx.deployment, ctx.project, ctx.role).includes(act)) {
         throw ApiError.forbidden(

@@ -12,7 +12,7 @@ import {
 import { ApiError } from '../../../api/errors.ts';
 import { PageQuery } from '../../../api/schemas/common.ts';
 import { listProjects } from '../../features/deployments/index.ts';
-import type { Actor } from '../../platform/deps/deps.ts';
+import type { Actor, Deps } from '../../platform/deps/deps.ts';
 import { submit, type Kit } from '../kit.ts';
 import type { View } from '../layout.ts';
 import { withLatest } from '../latest.ts';
@@ -23,8 +23,15 @@ const PAGE = 50;
 
 /** The home page (organizations and their projects) and an organization's page with its members. */
 export function organizationRoutes(scope: FastifyInstance, kit: Kit): void {
-  const { deps } = kit;
+  homeRoute(scope, kit);
+  organizationPageRoute(scope, kit);
+  inviteRoute(scope, kit);
+  memberRoute(scope, kit);
+}
 
+/** The home page: the caller's organizations, each with its first projects and their newest deployments. */
+function homeRoute(scope: FastifyInstance, kit: Kit): void {
+  const { deps } = kit;
   scope.get(
     '/',
     kit.page(async ({ view, session }) => {
@@ -42,38 +49,43 @@ export function organizationRoutes(scope: FastifyInstance, kit: Kit): void {
       return homePage(view, withProjects, deps.clock.now());
     }),
   );
+}
 
-  const render = async (
-    view: View,
-    actor: Actor,
-    name: string,
-    cursor: string | undefined,
-    state: { error?: string; typed?: Record<string, string>; message?: string } = {},
-  ) => {
-    const org = await getOrganization(deps, actor, name);
-    // A cursor that is not one of this list's reads as the first page.
-    const projectsFrom = (from: string | undefined) =>
-      listProjects(deps, actor, { org: org.id, page: 1, limit: PAGE, ...(from ? { cursor: from } : {}) });
-    const [projects, members] = await Promise.all([
-      projectsFrom(cursor).catch((err: unknown) => {
-        if (!(err instanceof ApiError) || !cursor) throw err;
-        cursor = undefined;
-        return projectsFrom(undefined);
-      }),
-      listMembers(deps, actor, org.id, { page: 1, limit: 100 }),
-    ]);
-    return organizationPage(
-      view,
-      {
-        org,
-        projects: { items: projects.items, next: projects.next, cursor },
-        members: members.items,
-        now: deps.clock.now(),
-      },
-      state,
-    );
-  };
+/** An organization's page: a page of its projects (from `cursor`) and its members. */
+async function renderOrganization(
+  deps: Deps,
+  view: View,
+  actor: Actor,
+  name: string,
+  cursor: string | undefined,
+  state: { error?: string; typed?: Record<string, string>; message?: string } = {},
+) {
+  const org = await getOrganization(deps, actor, name);
+  // A cursor that is not one of this list's reads as the first page.
+  const projectsFrom = (from: string | undefined) =>
+    listProjects(deps, actor, { org: org.id, page: 1, limit: PAGE, ...(from ? { cursor: from } : {}) });
+  const [projects, members] = await Promise.all([
+    projectsFrom(cursor).catch((err: unknown) => {
+      if (!(err instanceof ApiError) || !cursor) throw err;
+      cursor = undefined;
+      return projectsFrom(undefined);
+    }),
+    listMembers(deps, actor, org.id, { page: 1, limit: 100 }),
+  ]);
+  return organizationPage(
+    view,
+    {
+      org,
+      projects: { items: projects.items, next: projects.next, cursor },
+      members: members.items,
+      now: deps.clock.now(),
+    },
+    state,
+  );
+}
 
+/** The organization's page, with a notice of what was just done. */
+function organizationPageRoute(scope: FastifyInstance, kit: Kit): void {
   scope.get(
     '/orgs/:org',
     kit.page(async ({ req, view, session }) => {
@@ -88,10 +100,14 @@ export function organizationRoutes(scope: FastifyInstance, kit: Kit): void {
             : q.done === 'removed'
               ? 'Member removed.'
               : undefined;
-      return render(view, session.actor, org, cursor, message ? { message } : {});
+      return renderOrganization(kit.deps, view, session.actor, org, cursor, message ? { message } : {});
     }),
   );
+}
 
+/** The Invite form. */
+function inviteRoute(scope: FastifyInstance, kit: Kit): void {
+  const { deps } = kit;
   scope.post(
     '/orgs/:org/members',
     kit.page(async (ctx) => {
@@ -103,11 +119,16 @@ export function organizationRoutes(scope: FastifyInstance, kit: Kit): void {
         () =>
           inviteMember(deps, ctx.session.actor, org, parseOrThrow(InviteMemberBody, { email, role }, 'body')),
         `/orgs/${org}?done=invited`,
-        (error) => render(ctx.view, ctx.session.actor, org, undefined, { error, typed: ctx.form }),
+        (error) =>
+          renderOrganization(deps, ctx.view, ctx.session.actor, org, undefined, { error, typed: ctx.form }),
       );
     }),
   );
+}
 
+/** A member's forms: change the role, or remove (`op=remove`). */
+function memberRoute(scope: FastifyInstance, kit: Kit): void {
+  const { deps } = kit;
   scope.post(
     '/orgs/:org/members/:email',
     kit.page(async (ctx) => {
@@ -127,7 +148,7 @@ export function organizationRoutes(scope: FastifyInstance, kit: Kit): void {
                 parseOrThrow(UpdateMemberBody, { role: ctx.form.role }, 'body'),
               ),
         `/orgs/${org}?done=${remove ? 'removed' : 'role'}`,
-        (error) => render(ctx.view, ctx.session.actor, org, undefined, { error }),
+        (error) => renderOrganization(deps, ctx.view, ctx.session.actor, org, undefined, { error }),
       );
     }),
   );

@@ -5,7 +5,13 @@ import { authenticate } from '../../platform/http/auth.ts';
 import { ASSETS, asset, type AssetName } from '../assets.ts';
 import type { Kit } from '../kit.ts';
 import { signInPage } from '../pages/sign-in.ts';
-import { authorizationUrl, githubSignIn, SignInRefused, userForCode } from '../github-sign-in.ts';
+import {
+  authorizationUrl,
+  githubSignIn,
+  SignInRefused,
+  userForCode,
+  type GitHubSignIn,
+} from '../github-sign-in.ts';
 import {
   PLACEHOLDER_ORIGIN,
   returnPath,
@@ -24,20 +30,32 @@ export const REFUSED_NEXT =
 
 /** Sign in with an API token, sign out, and the one script and style sheet. */
 export function sessionRoutes(scope: FastifyInstance, kit: Kit): void {
-  const { deps, base, secure } = kit;
+  const { deps, base } = kit;
   const place = {
     origin: deps.config.publicApiUrl ? new URL(deps.config.publicApiUrl).origin : PLACEHOLDER_ORIGIN,
     base,
   };
-  /** Where to go after signing in: a path of this dashboard, never another site (return-path.ts). */
-  const safeNext = (next: string | undefined) => returnPath(next, place).path;
   const gh = githubSignIn(deps.config);
-  const github = gh !== null;
-  const statePath = `${base}/sign-in/github`;
-  /** Where GitHub sends the browser back: under the public URL (it must match the App's callback URL). */
-  const callbackUrl = (req: FastifyRequest) =>
-    `${deps.config.publicApiUrl?.replace(/\/+$/, '') ?? `${req.protocol}://${req.headers.host ?? 'localhost'}`}/sign-in/github/callback`;
+  const signIn: SignIn = { returnTo: (next) => returnPath(next, place), gh, github: gh !== null };
+  assetRoute(scope);
+  tokenSignInRoutes(scope, kit, signIn);
+  gitHubStartRoute(scope, kit, signIn);
+  gitHubCallbackRoute(scope, kit, signIn);
+  signOutRoute(scope, kit);
+}
 
+/** What the sign-in routes share. */
+interface SignIn {
+  /** Where to go after signing in: a path of this dashboard, never another site (return-path.ts). */
+  returnTo: (next: string | undefined) => ReturnType<typeof returnPath>;
+  /** GitHub sign-in's settings, null when it is not set up. */
+  gh: GitHubSignIn | null;
+  /** Whether the sign-in page offers GitHub. */
+  github: boolean;
+}
+
+/** The dashboard's script and style sheet: kept for good when asked for by hash, compressed when the browser can. */
+function assetRoute(scope: FastifyInstance): void {
   scope.get('/assets/:name', async (req, reply) => {
     const name = (req.params as { name: string }).name;
     if (!Object.hasOwn(ASSETS, name)) return reply.status(404).type('text/plain').send('Not found');
@@ -55,10 +73,14 @@ export function sessionRoutes(scope: FastifyInstance, kit: Kit): void {
     if (/\bgzip\b/.test(accept)) return reply.header('content-encoding', 'gzip').send(a.gzip);
     return reply.send(a.body);
   });
+}
 
+/** The sign-in page, and its form: an API token of the user's own opens a session. */
+function tokenSignInRoutes(scope: FastifyInstance, kit: Kit, { returnTo, github }: SignIn): void {
+  const { deps, base, secure } = kit;
   scope.get('/sign-in', async (req, reply) => {
     const q = req.query as { next?: string; signed_out?: string };
-    const { path: next, refused } = returnPath(q.next, place);
+    const { path: next, refused } = returnTo(q.next);
     if (await readSession(deps, req.headers.cookie)) return reply.redirect(next, 303);
     const message = q.signed_out ? 'You are signed out.' : refused ? REFUSED_NEXT : undefined;
     return kit.send(
@@ -70,7 +92,7 @@ export function sessionRoutes(scope: FastifyInstance, kit: Kit): void {
   scope.post('/sign-in', async (req, reply) => {
     const form: Record<string, string | undefined> =
       req.body instanceof URLSearchParams ? Object.fromEntries(req.body) : {};
-    const next = safeNext(form.next);
+    const next = returnTo(form.next).path;
     const view = { base, session: null };
     if (!kit.sameOrigin(req)) {
       return kit.send(
@@ -98,29 +120,46 @@ export function sessionRoutes(scope: FastifyInstance, kit: Kit): void {
       return kit.send(reply, signInPage(view, { next, github, error: err.message }), 401);
     }
   });
+}
 
+/** The path, under the dashboard's, of the GitHub sign-in: its state cookie is sent only there. */
+const STATE_PATH = '/sign-in/github';
+
+/** Where GitHub sends the browser back: under the public URL (it must match the App's callback URL). */
+const callbackUrl = (kit: Kit, req: FastifyRequest) =>
+  `${kit.deps.config.publicApiUrl?.replace(/\/+$/, '') ?? `${req.protocol}://${req.headers.host ?? 'localhost'}`}/sign-in/github/callback`;
+
+/** Sign in with GitHub: a state cookie for this browser, then off to GitHub's authorization page. */
+function gitHubStartRoute(scope: FastifyInstance, kit: Kit, { returnTo, gh }: SignIn): void {
+  const { base, secure } = kit;
   scope.get('/sign-in/github', async (req, reply) => {
     if (!gh) return reply.redirect(`${base}/sign-in`, 303);
-    const next = safeNext((req.query as { next?: string }).next);
+    const next = returnTo((req.query as { next?: string }).next).path;
     const state = randomBytes(24).toString('base64url');
     const cookie = [
       `${STATE_COOKIE}=${state}.${Buffer.from(next).toString('base64url')}`,
-      `Path=${statePath}`,
+      `Path=${base}${STATE_PATH}`,
       'HttpOnly',
       'SameSite=Lax',
       'Max-Age=600',
       ...(secure ? ['Secure'] : []),
     ].join('; ');
-    return reply.header('set-cookie', cookie).redirect(authorizationUrl(gh, callbackUrl(req), state), 303);
+    return reply
+      .header('set-cookie', cookie)
+      .redirect(authorizationUrl(gh, callbackUrl(kit, req), state), 303);
   });
+}
 
+/** GitHub's answer: the state must be this browser's; the code names the user, who gets a session. */
+function gitHubCallbackRoute(scope: FastifyInstance, kit: Kit, { returnTo, gh, github }: SignIn): void {
+  const { deps, base, secure } = kit;
   scope.get('/sign-in/github/callback', async (req, reply) => {
     const view = { base, session: null };
     if (!gh) return reply.redirect(`${base}/sign-in`, 303);
     const q = req.query as { code?: string; state?: string; error_description?: string };
     const [state, nextB64] = (cookieValue(req.headers.cookie, STATE_COOKIE) ?? '').split('.');
-    const next = safeNext(nextB64 ? Buffer.from(nextB64, 'base64url').toString() : undefined);
-    const clear = `${STATE_COOKIE}=; Path=${statePath}; HttpOnly; SameSite=Lax; Max-Age=0`;
+    const next = returnTo(nextB64 ? Buffer.from(nextB64, 'base64url').toString() : undefined).path;
+    const clear = `${STATE_COOKIE}=; Path=${base}${STATE_PATH}; HttpOnly; SameSite=Lax; Max-Age=0`;
     const refuse = (error: string, status: number) =>
       kit.send(reply.header('set-cookie', clear), signInPage(view, { next, github, error }), status);
     // The state proves this browser started the sign-in: without it a sign-in could be forced on
@@ -133,7 +172,7 @@ export function sessionRoutes(scope: FastifyInstance, kit: Kit): void {
     if (q.error_description) return refuse(`GitHub: ${q.error_description}`, 401);
     if (!q.code) return refuse('GitHub sent no sign-in code; try again.', 400);
     try {
-      const user = await userForCode(deps, gh, q.code, callbackUrl(req));
+      const user = await userForCode(deps, gh, q.code, callbackUrl(kit, req));
       const { secret, expiresAt } = await openSession(deps, user.id, null);
       return reply
         .header('set-cookie', [
@@ -146,7 +185,11 @@ export function sessionRoutes(scope: FastifyInstance, kit: Kit): void {
       throw err;
     }
   });
+}
 
+/** Sign out: the session ends, its cookie is cleared. */
+function signOutRoute(scope: FastifyInstance, kit: Kit): void {
+  const { deps, base, secure } = kit;
   scope.post(
     '/sign-out',
     kit.page(async ({ reply, session }) => {
