@@ -72,52 +72,8 @@ export async function serve(config: Config, roles: Role[], opts: ServeOptions = 
     },
   };
 
-  // Made once, and only by a process that runs tenant code (a worker or an edge).
-  let made: Promise<Sandbox> | undefined;
-  const sandbox = () => (made ??= createServiceSandbox(config, deps.log));
-
   try {
-    if (config.metrics.enabled) {
-      // First, so a port conflict stops the start before any role runs; stopped last.
-      const ops = await startOpsMetrics(deps, roles);
-      if (ops.url) running.metricsUrl = ops.url;
-      stops.push(() => ops.stop());
-    }
-    if (roles.includes('edge')) {
-      const edge = await startEdge(deps, await sandbox(), opts.edge);
-      running.edge = edge;
-      running.edgeUrl = `http://localhost:${edge.port}`;
-      stops.push(() => edge.stop());
-      // An edge that starts serving before it listens could miss an alias switch until its cache
-      // expires; wait (briefly) for the listening connection.
-      await Promise.race([deps.store.notifier.ready(), new Promise((r) => setTimeout(r, 5000).unref())]);
-    }
-    if (roles.includes('worker')) {
-      const worker = await startWorkerRole(deps, await sandbox(), opts.jobs, { lookup: opts.lookup });
-      stops.push(() => worker.stop());
-    }
-    if (roles.includes('api')) {
-      const app = buildApp(deps);
-      await app.listen({ port: config.port, host: config.host }).catch((err: unknown) => {
-        throw listenError(err, config.port, 'the API', 'PORT');
-      });
-      const address = app.server.address();
-      const port = typeof address === 'object' && address ? address.port : config.port;
-      running.app = app;
-      running.apiUrl = `http://localhost:${port}`;
-      deps.urls.listening(port);
-      stops.push(() => app.close());
-    }
-    if (roles.includes('bot')) {
-      // After the API, so the bot can talk to this process's API; stopped before it.
-      const bot = await startBotRole({
-        log: deps.log,
-        shutdownGraceMs: config.shutdownGraceMs,
-        ...(running.apiUrl ? { apiUrl: running.apiUrl } : {}),
-      });
-      running.botUrl = bot.url;
-      stops.push(() => bot.stop());
-    }
+    await startRoles({ config, roles, opts, deps, running, stops });
   } catch (err) {
     // A role that cannot start (a port in use) stops those already started: the process can exit.
     await running.stop().catch(() => undefined);
@@ -125,42 +81,108 @@ export async function serve(config: Config, roles: Role[], opts: ServeOptions = 
   }
 
   deps.log.info({ roles, api: running.apiUrl, edge: running.edgeUrl }, 'slipway started');
-  if (opts.banner !== false) {
-    const lines = [`\nSlipway is running (${roles.join(', ')}).`];
-    if (running.apiUrl) lines.push(`  API:  ${running.apiUrl}   (reference: ${running.apiUrl}/docs)`);
-    if (running.edgeUrl)
-      lines.push(`  Edge: ${running.edgeUrl}   (deployments at ${deps.urls.forHost('<name>')})`);
-    lines.push(`  Data: ${config.dataDir} (${config.databaseUrl ? 'PostgreSQL' : 'SQLite'})`);
-    if (running.botUrl) lines.push(`  GitHub App: ${running.botUrl}/api/github/webhooks`);
-    if (running.metricsUrl) lines.push(`  Metrics: ${running.metricsUrl}`);
-    if (running.apiUrl) lines.push(`  Get a token: ${tokenCommand(config)}`);
-    process.stderr.write(`${lines.join('\n')}\n\n`);
-  }
-
-  if (opts.handleSignals !== false) {
-    let stopping = false;
-    const shutdown = (signal: string) => {
-      if (stopping) return;
-      stopping = true;
-      deps.log.info({ signal }, 'shutting down');
-      // Stop order: the API stops taking requests and finishes those in flight, the worker stops
-      // claiming and releases unfinished jobs after its grace period, then the pools close. A stop
-      // that hangs anyway (a stuck connection) must not keep a replaced process around forever.
-      const limitMs = config.shutdownGraceMs + 20_000;
-      setTimeout(() => {
-        deps.log.error(`shutdown took longer than ${Math.round(limitMs / 1000)} s; exiting`);
-        process.exit(1);
-      }, limitMs).unref();
-      running.stop().then(
-        () => process.exit(0),
-        (err: unknown) => {
-          deps.log.error({ err }, 'shutdown failed');
-          process.exit(1);
-        },
-      );
-    };
-    process.once('SIGTERM', () => shutdown('SIGTERM'));
-    process.once('SIGINT', () => shutdown('SIGINT'));
-  }
+  if (opts.banner !== false) printBanner(config, roles, running);
+  if (opts.handleSignals !== false) stopOnSignals(config, running);
   return running;
+}
+
+/** What starting the roles shares: the process's deps, what it runs, and how to stop it. */
+interface Starting {
+  config: Config;
+  roles: Role[];
+  opts: ServeOptions;
+  deps: Deps;
+  running: Running;
+  stops: (() => Promise<void>)[];
+}
+
+/** Starts each role asked for, in order: metrics, edge, worker, API, bot. */
+async function startRoles(s: Starting): Promise<void> {
+  const { config, roles, opts, deps, running, stops } = s;
+  // Made once, and only by a process that runs tenant code (a worker or an edge).
+  let made: Promise<Sandbox> | undefined;
+  const sandbox = () => (made ??= createServiceSandbox(config, deps.log));
+
+  if (config.metrics.enabled) {
+    // First, so a port conflict stops the start before any role runs; stopped last.
+    const ops = await startOpsMetrics(deps, roles);
+    if (ops.url) running.metricsUrl = ops.url;
+    stops.push(() => ops.stop());
+  }
+  if (roles.includes('edge')) {
+    const edge = await startEdge(deps, await sandbox(), opts.edge);
+    running.edge = edge;
+    running.edgeUrl = `http://localhost:${edge.port}`;
+    stops.push(() => edge.stop());
+    // An edge that starts serving before it listens could miss an alias switch until its cache
+    // expires; wait (briefly) for the listening connection.
+    await Promise.race([deps.store.notifier.ready(), new Promise((r) => setTimeout(r, 5000).unref())]);
+  }
+  if (roles.includes('worker')) {
+    const worker = await startWorkerRole(deps, await sandbox(), opts.jobs, { lookup: opts.lookup });
+    stops.push(() => worker.stop());
+  }
+  if (roles.includes('api')) await startApi(s);
+  if (roles.includes('bot')) {
+    // After the API, so the bot can talk to this process's API; stopped before it.
+    const bot = await startBotRole({
+      log: deps.log,
+      shutdownGraceMs: config.shutdownGraceMs,
+      ...(running.apiUrl ? { apiUrl: running.apiUrl } : {}),
+    });
+    running.botUrl = bot.url;
+    stops.push(() => bot.stop());
+  }
+}
+
+async function startApi({ config, deps, running, stops }: Starting): Promise<void> {
+  const app = buildApp(deps);
+  await app.listen({ port: config.port, host: config.host }).catch((err: unknown) => {
+    throw listenError(err, config.port, 'the API', 'PORT');
+  });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  running.app = app;
+  running.apiUrl = `http://localhost:${port}`;
+  deps.urls.listening(port);
+  stops.push(() => app.close());
+}
+
+function printBanner(config: Config, roles: Role[], running: Running): void {
+  const lines = [`\nSlipway is running (${roles.join(', ')}).`];
+  if (running.apiUrl) lines.push(`  API:  ${running.apiUrl}   (reference: ${running.apiUrl}/docs)`);
+  if (running.edgeUrl)
+    lines.push(`  Edge: ${running.edgeUrl}   (deployments at ${running.deps.urls.forHost('<name>')})`);
+  lines.push(`  Data: ${config.dataDir} (${config.databaseUrl ? 'PostgreSQL' : 'SQLite'})`);
+  if (running.botUrl) lines.push(`  GitHub App: ${running.botUrl}/api/github/webhooks`);
+  if (running.metricsUrl) lines.push(`  Metrics: ${running.metricsUrl}`);
+  if (running.apiUrl) lines.push(`  Get a token: ${tokenCommand(config)}`);
+  process.stderr.write(`${lines.join('\n')}\n\n`);
+}
+
+function stopOnSignals(config: Config, running: Running): void {
+  const { deps } = running;
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    deps.log.info({ signal }, 'shutting down');
+    // Stop order: the API stops taking requests and finishes those in flight, the worker stops
+    // claiming and releases unfinished jobs after its grace period, then the pools close. A stop
+    // that hangs anyway (a stuck connection) must not keep a replaced process around forever.
+    const limitMs = config.shutdownGraceMs + 20_000;
+    setTimeout(() => {
+      deps.log.error(`shutdown took longer than ${Math.round(limitMs / 1000)} s; exiting`);
+      process.exit(1);
+    }, limitMs).unref();
+    running.stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        deps.log.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  process.once('SIGINT', () => shutdown('SIGINT'));
 }

@@ -30,6 +30,29 @@ const gauge = (registry: Registry, name: string, help: string, labelNames: strin
  * max(), not sum().
  */
 export function registerBacklogs(ops: OpsMetrics, deps: BacklogDeps): void {
+  registerJobs(ops, deps);
+  registerPending(ops, deps, {
+    kind: DELIVERY_JOB,
+    scrape: 'webhook_deliveries',
+    name: 'slipway_webhook_deliveries_pending',
+    help: 'Webhook deliveries not yet delivered (waiting for their first try or a retry).',
+    ageName: 'slipway_webhook_deliveries_oldest_pending_seconds',
+    ageHelp: 'Age of the oldest webhook delivery not yet delivered.',
+  });
+  registerPending(ops, deps, {
+    kind: GITHUB_EVENT_JOB,
+    scrape: 'github_events',
+    name: 'slipway_github_events_pending',
+    help: 'GitHub App events received and not yet handled by the App (its durable queue).',
+    ageName: 'slipway_github_events_oldest_pending_seconds',
+    ageHelp: 'Age of the oldest GitHub App event not yet handled.',
+  });
+  if (deps.store.poolStats() === null) return;
+  registerPool(ops, deps);
+}
+
+/** Jobs waiting by kind and the oldest one's wait, and jobs running. */
+function registerJobs(ops: OpsMetrics, deps: BacklogDeps): void {
   const r = ops.registry;
   const queued = gauge(
     r,
@@ -63,56 +86,34 @@ export function registerBacklogs(ops: OpsMetrics, deps: BacklogDeps): void {
       }
     }
   });
+}
 
-  const deliveries = gauge(
-    r,
-    'slipway_webhook_deliveries_pending',
-    'Webhook deliveries not yet delivered (waiting for their first try or a retry).',
-  );
-  const deliveriesAge = gauge(
-    r,
-    'slipway_webhook_deliveries_oldest_pending_seconds',
-    'Age of the oldest webhook delivery not yet delivered.',
-  );
-  ops.onScrape('webhook_deliveries', async () => {
-    deliveries.reset();
-    deliveriesAge.reset();
+/** The jobs of one kind not yet done (queued or running), and the oldest one's age. */
+function registerPending(
+  ops: OpsMetrics,
+  deps: BacklogDeps,
+  m: { kind: string; scrape: string; name: string; help: string; ageName: string; ageHelp: string },
+): void {
+  const pending = gauge(ops.registry, m.name, m.help);
+  const age = gauge(ops.registry, m.ageName, m.ageHelp);
+  ops.onScrape(m.scrape, async () => {
+    pending.reset();
+    age.reset();
     const row = await deps.db
       .selectFrom('jobs')
       .select([sql<number>`count(*)`.as('n'), sql<string | null>`min(created_at)`.as('oldest')])
       .where(sql<boolean>`status in ('queued', 'running')`)
-      .where('kind', '=', DELIVERY_JOB)
+      .where('kind', '=', m.kind)
       .executeTakeFirst();
-    deliveries.set(Number(row?.n ?? 0));
-    deliveriesAge.set(ageOf(row?.oldest, deps.clock.now().getTime()));
+    pending.set(Number(row?.n ?? 0));
+    age.set(ageOf(row?.oldest, deps.clock.now().getTime()));
   });
+}
 
-  const events = gauge(
-    r,
-    'slipway_github_events_pending',
-    'GitHub App events received and not yet handled by the App (its durable queue).',
-  );
-  const eventsAge = gauge(
-    r,
-    'slipway_github_events_oldest_pending_seconds',
-    'Age of the oldest GitHub App event not yet handled.',
-  );
-  ops.onScrape('github_events', async () => {
-    events.reset();
-    eventsAge.reset();
-    const row = await deps.db
-      .selectFrom('jobs')
-      .select([sql<number>`count(*)`.as('n'), sql<string | null>`min(created_at)`.as('oldest')])
-      .where(sql<boolean>`status in ('queued', 'running')`)
-      .where('kind', '=', GITHUB_EVENT_JOB)
-      .executeTakeFirst();
-    events.set(Number(row?.n ?? 0));
-    eventsAge.set(ageOf(row?.oldest, deps.clock.now().getTime()));
-  });
-
-  if (deps.store.poolStats() === null) return;
+/** This process's PostgreSQL pool. */
+function registerPool(ops: OpsMetrics, deps: BacklogDeps): void {
   const pool = gauge(
-    r,
+    ops.registry,
     'slipway_db_pool_connections',
     "This process's PostgreSQL pool: connections in_use and idle, queries waiting for one, and max (SLIPWAY_DB_POOL_SIZE).",
     ['state'],

@@ -68,34 +68,21 @@ export async function collectArtifacts(
   opts: { unlisted?: boolean } = {},
 ): Promise<CollectedArtifacts> {
   const now = deps.clock.now().getTime();
-  const graceMs = collectionGraceMs(deps.config);
-  const retainedSince = new Date(now - deps.config.artifactRetentionMs).toISOString();
-  const done: CollectedArtifacts = { manifests: 0, condemned: 0, blobs: 0, spared: 0 };
-
-  const rows = await deps.db
-    .selectFrom('deployments as d')
-    .innerJoin('projects as p', 'p.id', 'd.project_id')
-    .select('d.artifact_id')
-    .distinct()
-    .where('d.artifact_id', 'is not', null)
-    .where((eb) => eb.or([eb('p.deleted_at', 'is', null), eb('p.deleted_at', '>', retainedSince)]))
-    .execute();
-  const named = new Set(rows.map((r) => r.artifact_id!));
-
-  const live: string[] = [];
-  const garbage: string[] = [];
-  for await (const o of artifacts.blobs.list('manifests/')) {
-    const id = /^manifests\/(art_[a-z0-9]{20})\.json$/.exec(o.key)?.[1];
-    if (!id) continue;
-    if (named.has(id) || now - o.modifiedAt.getTime() < graceMs) live.push(id);
-    else garbage.push(id);
-  }
+  const c: Collection = {
+    deps,
+    artifacts,
+    now,
+    graceMs: collectionGraceMs(deps.config),
+    done: { manifests: 0, condemned: 0, blobs: 0, spared: 0 },
+  };
+  const named = await namedArtifacts(c);
+  const { live, garbage } = await listManifests(c, named);
   const due = await deps.db
     .selectFrom('condemned_blobs')
     .select('key')
-    .where('since', '<=', new Date(now - graceMs).toISOString())
+    .where('since', '<=', new Date(now - c.graceMs).toISOString())
     .execute();
-  if (garbage.length === 0 && due.length === 0 && !opts.unlisted) return done;
+  if (garbage.length === 0 && due.length === 0 && !opts.unlisted) return c.done;
 
   // Everything a live manifest lists: read after the manifests were listed, so a build's manifest
   // written since is either listed here or younger than the grace at the next collection.
@@ -104,59 +91,117 @@ export async function collectArtifacts(
     const manifest = await artifacts.readManifest(id);
     for (const file of Object.values(manifest?.files ?? {})) referenced.add(hashKey('blobs', file.hash));
   }
+  for (const { key } of due) await removeDue(c, key, referenced);
 
-  for (const { key } of due) {
-    if (referenced.has(key)) {
-      await deps.db.deleteFrom('condemned_blobs').where('key', '=', key).execute();
-      done.spared++;
-      continue;
-    }
-    // The row is held until the object is gone: a build's rescue of it waits, then writes it again.
-    const removed = await deps.db.transaction().execute(async (tx) => {
-      const res = await tx
-        .deleteFrom('condemned_blobs')
-        .where('key', '=', key)
-        .where('since', '<=', new Date(now - graceMs).toISOString())
-        .executeTakeFirst();
-      if (Number(res.numDeletedRows) === 0) return false;
-      await artifacts.blobs.delete(key);
-      return true;
-    });
-    if (removed) done.blobs++;
+  const candidates = await unreferencedBlobs(c, garbage, referenced, opts.unlisted === true);
+  await condemn(c, [...candidates]);
+  // Their blobs are on the list: the manifests can go (a deployment of them is never served).
+  for (const id of garbage) {
+    await artifacts.blobs.delete(manifestKey(id));
+    c.done.manifests++;
   }
+  return c.done;
+}
 
+/** One collection's inputs and counts, passed to its steps. */
+interface Collection {
+  deps: Pick<Deps, 'db' | 'clock' | 'config'>;
+  artifacts: ArtifactStore;
+  /** When the collection started (epoch ms). */
+  now: number;
+  graceMs: number;
+  done: CollectedArtifacts;
+}
+
+/** The artifacts deployments name, but those of projects deleted longer than the retention ago. */
+async function namedArtifacts(c: Collection): Promise<Set<string>> {
+  const retainedSince = new Date(c.now - c.deps.config.artifactRetentionMs).toISOString();
+  const rows = await c.deps.db
+    .selectFrom('deployments as d')
+    .innerJoin('projects as p', 'p.id', 'd.project_id')
+    .select('d.artifact_id')
+    .distinct()
+    .where('d.artifact_id', 'is not', null)
+    .where((eb) => eb.or([eb('p.deleted_at', 'is', null), eb('p.deleted_at', '>', retainedSince)]))
+    .execute();
+  return new Set(rows.map((r) => r.artifact_id!));
+}
+
+/** The stored manifests: live (named, or younger than the grace) and garbage. */
+async function listManifests(
+  c: Collection,
+  named: Set<string>,
+): Promise<{ live: string[]; garbage: string[] }> {
+  const live: string[] = [];
+  const garbage: string[] = [];
+  for await (const o of c.artifacts.blobs.list('manifests/')) {
+    const id = /^manifests\/(art_[a-z0-9]{20})\.json$/.exec(o.key)?.[1];
+    if (!id) continue;
+    if (named.has(id) || c.now - o.modifiedAt.getTime() < c.graceMs) live.push(id);
+    else garbage.push(id);
+  }
+  return { live, garbage };
+}
+
+/** A condemned blob whose grace is over: spared if referenced again, else removed. */
+async function removeDue(c: Collection, key: string, referenced: Set<string>): Promise<void> {
+  const { deps, done } = c;
+  if (referenced.has(key)) {
+    await deps.db.deleteFrom('condemned_blobs').where('key', '=', key).execute();
+    done.spared++;
+    return;
+  }
+  // The row is held until the object is gone: a build's rescue of it waits, then writes it again.
+  const removed = await deps.db.transaction().execute(async (tx) => {
+    const res = await tx
+      .deleteFrom('condemned_blobs')
+      .where('key', '=', key)
+      .where('since', '<=', new Date(c.now - c.graceMs).toISOString())
+      .executeTakeFirst();
+    if (Number(res.numDeletedRows) === 0) return false;
+    await c.artifacts.blobs.delete(key);
+    return true;
+  });
+  if (removed) done.blobs++;
+}
+
+/** The blobs of the garbage manifests no live one lists, and with `unlisted` those no manifest lists. */
+async function unreferencedBlobs(
+  c: Collection,
+  garbage: string[],
+  referenced: Set<string>,
+  unlisted: boolean,
+): Promise<Set<string>> {
   const candidates = new Set<string>();
   for (const id of garbage) {
-    const manifest = await artifacts.readManifest(id);
+    const manifest = await c.artifacts.readManifest(id);
     for (const file of Object.values(manifest?.files ?? {})) {
       const key = hashKey('blobs', file.hash);
       if (!referenced.has(key)) candidates.add(key);
     }
   }
-  if (opts.unlisted) {
+  if (unlisted) {
     // Listed after the manifests were read: a blob a manifest listed by then is in `referenced`;
     // one written since is younger than the grace, or found by a build that the grace covers.
-    for await (const o of artifacts.blobs.list('blobs/')) {
+    for await (const o of c.artifacts.blobs.list('blobs/')) {
       if (!/^blobs\/[0-9a-f]{2}\/[0-9a-f]{64}$/.test(o.key)) continue;
-      if (now - o.modifiedAt.getTime() < graceMs || referenced.has(o.key)) continue;
+      if (c.now - o.modifiedAt.getTime() < c.graceMs || referenced.has(o.key)) continue;
       candidates.add(o.key);
     }
   }
-  const since = new Date(now).toISOString();
-  const list = [...candidates];
+  return candidates;
+}
+
+/** Condemns the blobs (a row each, since now), 500 rows a statement; counts the new rows. */
+async function condemn(c: Collection, list: string[]): Promise<void> {
+  const since = new Date(c.now).toISOString();
   for (let i = 0; i < list.length; i += 500) {
     const batch = list.slice(i, i + 500).map((key) => ({ key, since }));
-    const res = await deps.db
+    const res = await c.deps.db
       .insertInto('condemned_blobs')
       .values(batch)
       .onConflict((oc) => oc.column('key').doNothing())
       .executeTakeFirst();
-    done.condemned += Number(res.numInsertedOrUpdatedRows ?? 0);
+    c.done.condemned += Number(res.numInsertedOrUpdatedRows ?? 0);
   }
-  // Their blobs are on the list: the manifests can go (a deployment of them is never served).
-  for (const id of garbage) {
-    await artifacts.blobs.delete(manifestKey(id));
-    done.manifests++;
-  }
-  return done;
 }
