@@ -135,16 +135,7 @@ async function beginIdempotentRequest(
       .executeTakeFirst();
     // Released (a 5xx or a 402) between our insert and this read: try again at once.
     if (!row) continue;
-    if (
-      row.method !== fingerprint.method ||
-      row.path !== fingerprint.path ||
-      row.body_hash !== fingerprint.body_hash
-    ) {
-      throw ApiError.conflict(
-        `Idempotency-Key "${key}" was already used for ${row.method} ${row.path} with a different request; ` +
-          'use a new key for a new request',
-      );
-    }
+    checkSameRequest(key, row, fingerprint);
     if (row.state === 'done') {
       const body = row.response_body === null ? null : deps.cipher.decrypt(row.response_body);
       await replay(reply, row.status ?? 200, row.response_headers, body);
@@ -167,6 +158,24 @@ async function beginIdempotentRequest(
       );
     }
     await sleep(poll);
+  }
+}
+
+/** Throws CONFLICT unless the key's row was stored for the same method, path and body. */
+function checkSameRequest(
+  key: string,
+  row: { method: string; path: string; body_hash: string },
+  fingerprint: { method: string; path: string; body_hash: string },
+): void {
+  if (
+    row.method !== fingerprint.method ||
+    row.path !== fingerprint.path ||
+    row.body_hash !== fingerprint.body_hash
+  ) {
+    throw ApiError.conflict(
+      `Idempotency-Key "${key}" was already used for ${row.method} ${row.path} with a different request; ` +
+        'use a new key for a new request',
+    );
   }
 }
 

@@ -14,73 +14,7 @@ export function buildOpenApi(specs: RouteSpec[]): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const spec of specs) {
     const path = spec.url.replace(/:([A-Za-z0-9]+)/g, '{$1}');
-    const parameters: unknown[] = [];
-    for (const name of spec.url.match(/:([A-Za-z0-9]+)/g) ?? []) {
-      parameters.push({ name: name.slice(1), in: 'path', required: true, schema: { type: 'string' } });
-    }
-    if (spec.query) {
-      const q = toJson(spec.query, 'input') as { properties?: Record<string, unknown>; required?: string[] };
-      for (const [name, schema] of Object.entries(q.properties ?? {})) {
-        parameters.push({ name, in: 'query', required: q.required?.includes(name) ?? false, schema });
-      }
-    }
-    const status = String(spec.successStatus ?? 200);
-    const answer = successSchema(spec);
-    const success = answer ? toJson(answer, 'output') : { type: 'string' };
-    const examples = operationExamples[`${spec.method} ${spec.url}`] ?? {};
-    const exampleOf = (data: unknown) =>
-      spec.responseKind === 'list'
-        ? { success: true, data: [data], meta: { page: 1, limit: 10, total: 1, next: null } }
-        : spec.responseKind === 'bare'
-          ? data
-          : { success: true, data };
-    const operation: Record<string, unknown> = {
-      summary: spec.summary,
-      tags: [spec.tag],
-      operationId: `${spec.method.toLowerCase()}${path
-        .replace(/[{}]/g, '')
-        .replace(/\/(\w)/g, (_, c: string) => c.toUpperCase())
-        .replace(/[^A-Za-z0-9]/g, '')}`,
-      parameters,
-      responses: {
-        [status]: {
-          description: 'Success',
-          content: {
-            'application/json': {
-              schema: success,
-              ...(examples.response !== undefined ? { example: exampleOf(examples.response) } : {}),
-            },
-          },
-        },
-        default: {
-          description: 'Error',
-          content: { 'application/json': { schema: toJson(ErrorEnvelope, 'output'), example: errorExample } },
-        },
-      },
-      ...(spec.auth === false ? { security: [] } : {}),
-      ...(spec.deprecated ? { deprecated: true } : {}),
-    };
-    if (spec.rawBody) {
-      operation.requestBody = {
-        required: true,
-        content: {
-          'application/octet-stream': {
-            schema: { type: 'string', contentMediaType: 'application/octet-stream' },
-          },
-        },
-      };
-    } else if (spec.body) {
-      operation.requestBody = {
-        required: true,
-        content: {
-          'application/json': {
-            schema: toJson(spec.body, 'input'),
-            ...(examples.request !== undefined ? { example: examples.request } : {}),
-          },
-        },
-      };
-    }
-    (paths[path] ??= {})[spec.method.toLowerCase()] = operation;
+    (paths[path] ??= {})[spec.method.toLowerCase()] = operationOf(spec, path);
   }
   return {
     openapi: '3.1.0',
@@ -102,6 +36,92 @@ export function buildOpenApi(specs: RouteSpec[]): Record<string, unknown> {
     },
     security: [{ bearer: [] }],
     paths,
+  };
+}
+
+/** One route's operation, at `path` (its URL with `{placeholders}`). */
+function operationOf(spec: RouteSpec, path: string): Record<string, unknown> {
+  const parameters = parametersOf(spec);
+  const status = String(spec.successStatus ?? 200);
+  const answer = successSchema(spec);
+  const success = answer ? toJson(answer, 'output') : { type: 'string' };
+  const examples = operationExamples[`${spec.method} ${spec.url}`] ?? {};
+  const operation: Record<string, unknown> = {
+    summary: spec.summary,
+    tags: [spec.tag],
+    operationId: `${spec.method.toLowerCase()}${path
+      .replace(/[{}]/g, '')
+      .replace(/\/(\w)/g, (_, c: string) => c.toUpperCase())
+      .replace(/[^A-Za-z0-9]/g, '')}`,
+    parameters,
+    responses: {
+      [status]: {
+        description: 'Success',
+        content: {
+          'application/json': {
+            schema: success,
+            ...(examples.response !== undefined ? { example: exampleOf(spec, examples.response) } : {}),
+          },
+        },
+      },
+      default: {
+        description: 'Error',
+        content: { 'application/json': { schema: toJson(ErrorEnvelope, 'output'), example: errorExample } },
+      },
+    },
+    ...(spec.auth === false ? { security: [] } : {}),
+    ...(spec.deprecated ? { deprecated: true } : {}),
+  };
+  const requestBody = requestBodyOf(spec, examples.request);
+  if (requestBody) operation.requestBody = requestBody;
+  return operation;
+}
+
+/** The route's path parameters, then its query's. */
+function parametersOf(spec: RouteSpec): unknown[] {
+  const parameters: unknown[] = [];
+  for (const name of spec.url.match(/:([A-Za-z0-9]+)/g) ?? []) {
+    parameters.push({ name: name.slice(1), in: 'path', required: true, schema: { type: 'string' } });
+  }
+  if (spec.query) {
+    const q = toJson(spec.query, 'input') as { properties?: Record<string, unknown>; required?: string[] };
+    for (const [name, schema] of Object.entries(q.properties ?? {})) {
+      parameters.push({ name, in: 'query', required: q.required?.includes(name) ?? false, schema });
+    }
+  }
+  return parameters;
+}
+
+/** An answer's example, in the envelope of the route's kind of answer. */
+function exampleOf(spec: RouteSpec, data: unknown): unknown {
+  return spec.responseKind === 'list'
+    ? { success: true, data: [data], meta: { page: 1, limit: 10, total: 1, next: null } }
+    : spec.responseKind === 'bare'
+      ? data
+      : { success: true, data };
+}
+
+/** The route's request body (raw bytes or JSON, with its example), if it takes one. */
+function requestBodyOf(spec: RouteSpec, example: unknown): Record<string, unknown> | undefined {
+  if (spec.rawBody) {
+    return {
+      required: true,
+      content: {
+        'application/octet-stream': {
+          schema: { type: 'string', contentMediaType: 'application/octet-stream' },
+        },
+      },
+    };
+  }
+  if (!spec.body) return undefined;
+  return {
+    required: true,
+    content: {
+      'application/json': {
+        schema: toJson(spec.body, 'input'),
+        ...(example !== undefined ? { example } : {}),
+      },
+    },
   };
 }
 

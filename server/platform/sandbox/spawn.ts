@@ -280,8 +280,41 @@ function plan(
   bwrap: string[] | null,
   group: SandboxGroup | undefined,
 ): SpawnPlan {
-  const { tools, limits } = s;
-  const pasta = [
+  const { tools } = s;
+  const limitArgs = prlimitOptions(s.limits);
+  if (req.network === false && bwrap) return planOffline(s, req, bwrap, group, limitArgs);
+  const ready = req.ports?.length ? req.ports[0] : undefined;
+  const prlimit = [...limitArgs, tools.bwrap, '--args', '3', '--', ...req.argv];
+  return launch(s, group, {
+    args: [
+      '--pdeathsig',
+      'KILL',
+      '--',
+      tools.pasta,
+      ...pastaOptions(s, req),
+      '--',
+      tools.bash,
+      '-c',
+      shellScript(tools, bwrap === null, ready),
+      'sandbox',
+      tools.prlimit,
+      ...prlimit,
+    ],
+    env: {
+      PATH: '/usr/sbin:/usr/bin:/sbin:/bin',
+      SLIPWAY_NFT_RULES: s.rules,
+      ...(ready
+        ? { SLIPWAY_READY_PORT: String(ready), SLIPWAY_NODE: s.node, SLIPWAY_CONNECT_HELPER: CONNECT_HELPER }
+        : {}),
+    },
+    ...(bwrap ? { fd3: Buffer.from(bwrap.map((a) => `${a}\0`).join('')) } : { fd3Later: true as const }),
+    ...(ready ? { readyFd: 4 as const } : {}),
+  });
+}
+
+/** pasta's options: the namespace's network, and which ports reach in and out. */
+function pastaOptions(s: SpawnSettings, req: SandboxRequest): string[] {
+  return [
     '--quiet',
     '--foreground',
     '--config-net',
@@ -298,17 +331,22 @@ function plan(
     '-t',
     req.ports?.length ? req.ports.map((p) => `127.0.0.1/${p}`).join(',') : 'none',
   ];
-  // The shell closes every descriptor but the arguments' (and the readiness socket of a server
-  // app; pasta leaves some of its own open), loads the rules, starts the readiness watch of a
-  // server app, then becomes prlimit, which becomes bwrap.
-  const ready = req.ports?.length ? req.ports[0] : undefined;
-  const script = [
+}
+
+/**
+ * The shell inside pasta's namespace. It closes every descriptor but the arguments' (and the
+ * readiness socket of a server app, on port `ready`; pasta leaves some of its own open), loads the
+ * rules, reads a spare's command (`spare`), starts the readiness watch of a server app, then
+ * becomes prlimit, which becomes bwrap.
+ */
+function shellScript(tools: SandboxTools, spare: boolean, ready: number | undefined): string {
+  return [
     `for fd in $(ls /proc/self/fd); do [ "$fd" -le ${ready ? 5 : 3} ] || eval "exec $fd>&-"; done`,
     `printf '%s' "$SLIPWAY_NFT_RULES" | ${tools.nft} -f - || { echo "slipway: the sandbox's network rules could not be loaded" >&2; exit 125; }`,
     'unset SLIPWAY_NFT_RULES',
     // A spare: its command first, each argument ended by a NUL (bash reads a pipe a byte at a
     // time, so what follows stays for bwrap).
-    ...(bwrap
+    ...(!spare
       ? []
       : [
           `IFS= read -r -d '' -u 3 n || exit 125`,
@@ -324,63 +362,50 @@ function plan(
       : []),
     'exec "$@"',
   ].join('\n');
-  const limitArgs = [
+}
+
+/** prlimit's options, up to its `--`. */
+function prlimitOptions(limits: SandboxLimits): string[] {
+  return [
     `--nproc=${limits.processes}`,
     `--data=${limits.memoryBytes}`,
     `--fsize=${limits.fileBytes}`,
     '--core=0',
     '--',
   ];
-  const prlimit = [...limitArgs, tools.bwrap, '--args', '3', '--', ...req.argv];
+}
 
-  if (req.network === false && bwrap) {
-    // bwrap's own network namespace: nothing but a loopback of its own. prlimit runs inside
-    // bwrap's user namespace here: RLIMIT_NPROC counts the processes of the user in the namespace
-    // where it is set, and outside that is the host's, where every sandbox (and, as root, every
-    // other service using the same SLIPWAY_SANDBOX_USER) runs as the same user. With pasta, the
-    // limit is set inside pasta's own user namespace.
-    const options = Buffer.from(['--unshare-net', ...bwrap].map((a) => `${a}\0`).join(''));
-    return launch(s, group, {
-      args: [
-        '--pdeathsig',
-        'KILL',
-        '--',
-        tools.bwrap,
-        '--args',
-        '3',
-        '--',
-        tools.prlimit,
-        ...limitArgs,
-        ...req.argv,
-      ],
-      env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' },
-      fd3: options,
-    });
-  }
+/**
+ * A request without network: bwrap's own network namespace, nothing but a loopback of its own,
+ * and no pasta. prlimit runs inside bwrap's user namespace here: RLIMIT_NPROC counts the processes
+ * of the user in the namespace where it is set, and outside that is the host's, where every
+ * sandbox (and, as root, every other service using the same SLIPWAY_SANDBOX_USER) runs as the same
+ * user. With pasta, the limit is set inside pasta's own user namespace.
+ */
+function planOffline(
+  s: SpawnSettings,
+  req: SandboxRequest,
+  bwrap: string[],
+  group: SandboxGroup | undefined,
+  limitArgs: string[],
+): SpawnPlan {
+  const { tools } = s;
+  const options = Buffer.from(['--unshare-net', ...bwrap].map((a) => `${a}\0`).join(''));
   return launch(s, group, {
     args: [
       '--pdeathsig',
       'KILL',
       '--',
-      tools.pasta,
-      ...pasta,
+      tools.bwrap,
+      '--args',
+      '3',
       '--',
-      tools.bash,
-      '-c',
-      script,
-      'sandbox',
       tools.prlimit,
-      ...prlimit,
+      ...limitArgs,
+      ...req.argv,
     ],
-    env: {
-      PATH: '/usr/sbin:/usr/bin:/sbin:/bin',
-      SLIPWAY_NFT_RULES: s.rules,
-      ...(ready
-        ? { SLIPWAY_READY_PORT: String(ready), SLIPWAY_NODE: s.node, SLIPWAY_CONNECT_HELPER: CONNECT_HELPER }
-        : {}),
-    },
-    ...(bwrap ? { fd3: Buffer.from(bwrap.map((a) => `${a}\0`).join('')) } : { fd3Later: true as const }),
-    ...(ready ? { readyFd: 4 as const } : {}),
+    env: { PATH: '/usr/sbin:/usr/bin:/sbin:/bin' },
+    fd3: options,
   });
 }
 

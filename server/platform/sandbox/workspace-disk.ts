@@ -98,90 +98,115 @@ function kernelDisks(
   tools: { mkfs: string; mount: string; umount: string },
   owner: string,
 ) {
-  const unmountUnder = async (dir: string) => {
-    for (const point of await mountPoints()) {
-      if (!isUnder(point, dir)) continue;
-      // Lazily when busy: the file system goes once nothing holds it, and the loop device with it.
-      await run(tools.umount, [point]).catch(() => run(tools.umount, ['-l', point]));
-    }
+  const k: KernelDisks = { limitBytes, tools, owner };
+  return {
+    create: (parent: string) => createKernelDisk(k, parent),
+    remove: (dir: string) => removeKernelDisk(k, dir),
+    unmountUnder: (dir: string) => unmountUnder(k, dir),
   };
-  const remove = async (dir: string) => {
-    await unmountUnder(dir);
-    await rm(dir, { recursive: true, force: true, maxRetries: 3 });
-    await rm(`${dir}.img`, { force: true });
+}
+
+/** What kernelDisks' functions share: the size, the programs and the owner's name. */
+interface KernelDisks {
+  limitBytes: number;
+  tools: { mkfs: string; mount: string; umount: string };
+  owner: string;
+}
+
+async function unmountUnder(k: KernelDisks, dir: string): Promise<void> {
+  for (const point of await mountPoints()) {
+    if (!isUnder(point, dir)) continue;
+    // Lazily when busy: the file system goes once nothing holds it, and the loop device with it.
+    await run(k.tools.umount, [point]).catch(() => run(k.tools.umount, ['-l', point]));
+  }
+}
+
+async function removeKernelDisk(k: KernelDisks, dir: string): Promise<void> {
+  await unmountUnder(k, dir);
+  await rm(dir, { recursive: true, force: true, maxRetries: 3 });
+  await rm(`${dir}.img`, { force: true });
+}
+
+async function createKernelDisk(k: KernelDisks, parent: string): Promise<Workspace> {
+  await mkdir(parent, { recursive: true });
+  const dir = await mkdtemp(join(parent, `build-${k.owner}-`));
+  try {
+    await makeDisk(k, dir, `${dir}.img`);
+  } catch (err) {
+    await removeKernelDisk(k, dir).catch(() => undefined);
+    throw new Error(`The build's workspace could not be made: ${(err as Error).message}`);
+  }
+  const full = () => diskFull(k.limitBytes, dir);
+  return {
+    dir,
+    full,
+    watch: (onFull) => watchFull(full, onFull),
+    remove: () => removeKernelDisk(k, dir),
   };
-  const create = async (parent: string): Promise<Workspace> => {
-    await mkdir(parent, { recursive: true });
-    const dir = await mkdtemp(join(parent, `build-${owner}-`));
-    const image = `${dir}.img`;
-    try {
-      const file = await open(image, 'wx', 0o600);
-      await file.truncate(limitBytes).finally(() => file.close());
-      await run(tools.mkfs, [
-        '-q',
-        '-F',
-        '-b',
-        '4096',
-        // One inode for each 8 KiB: node_modules trees are many small files.
-        '-i',
-        '8192',
-        '-I',
-        '256',
-        '-O',
-        '^has_journal',
-        '-m',
-        '0',
-        '-E',
-        'lazy_itable_init=1,nodiscard',
-        image,
-      ]);
-      // noinit_itable: the kernel does not zero the inode tables in the background, which would
-      // fill the sparse image.
-      await run(tools.mount, ['-t', 'ext4', '-o', 'loop,nosuid,nodev,noatime,noinit_itable', image, dir]);
-      await rmdir(join(dir, 'lost+found'));
-    } catch (err) {
-      await remove(dir).catch(() => undefined);
-      throw new Error(`The build's workspace could not be made: ${(err as Error).message}`);
-    }
-    const full = async () => {
-      const s = await statfs(dir).catch(() => null);
-      if (!s) return null;
-      // ext4 refuses writes with a little left (per-CPU counters, delayed allocation): measured
-      // 0.7 to 1 MiB on 64 MiB to 512 MiB; this margin counts that as full.
-      const margin = 1024 ** 2 + (s.blocks * s.bsize) / 256;
-      return s.bavail * s.bsize < margin || s.ffree === 0 ? diskLimitMessage(limitBytes) : null;
-    };
-    return {
-      dir,
-      full,
-      watch(onFull) {
-        // statfs is one system call: checked four times a second.
-        let stopped = false;
-        // A failed statfs (the folder is being removed) is tried again at the next tick.
-        const timer = every(
-          250,
-          async () => {
-            const message = await full();
-            if (stopped) return;
-            if (message) {
-              stopped = true;
-              void timer.stop();
-              onFull(message);
-            }
-          },
-          { onError: () => undefined },
-        );
-        return {
-          stop() {
-            stopped = true;
-            void timer.stop();
-          },
-        };
-      },
-      remove: () => remove(dir),
-    };
+}
+
+/** Makes the sparse image and its file system, and mounts it on `dir`. */
+async function makeDisk(k: KernelDisks, dir: string, image: string): Promise<void> {
+  const file = await open(image, 'wx', 0o600);
+  await file.truncate(k.limitBytes).finally(() => file.close());
+  await run(k.tools.mkfs, [
+    '-q',
+    '-F',
+    '-b',
+    '4096',
+    // One inode for each 8 KiB: node_modules trees are many small files.
+    '-i',
+    '8192',
+    '-I',
+    '256',
+    '-O',
+    '^has_journal',
+    '-m',
+    '0',
+    '-E',
+    'lazy_itable_init=1,nodiscard',
+    image,
+  ]);
+  // noinit_itable: the kernel does not zero the inode tables in the background, which would
+  // fill the sparse image.
+  await run(k.tools.mount, ['-t', 'ext4', '-o', 'loop,nosuid,nodev,noatime,noinit_itable', image, dir]);
+  await rmdir(join(dir, 'lost+found'));
+}
+
+/** Workspace.full of a disk of `limitBytes` mounted on `dir`. */
+async function diskFull(limitBytes: number, dir: string): Promise<string | null> {
+  const s = await statfs(dir).catch(() => null);
+  if (!s) return null;
+  // ext4 refuses writes with a little left (per-CPU counters, delayed allocation): measured
+  // 0.7 to 1 MiB on 64 MiB to 512 MiB; this margin counts that as full.
+  const margin = 1024 ** 2 + (s.blocks * s.bsize) / 256;
+  return s.bavail * s.bsize < margin || s.ffree === 0 ? diskLimitMessage(limitBytes) : null;
+}
+
+/** Workspace.watch over `full`. */
+function watchFull(full: () => Promise<string | null>, onFull: (message: string) => void): { stop(): void } {
+  // statfs is one system call: checked four times a second.
+  let stopped = false;
+  // A failed statfs (the folder is being removed) is tried again at the next tick.
+  const timer = every(
+    250,
+    async () => {
+      const message = await full();
+      if (stopped) return;
+      if (message) {
+        stopped = true;
+        void timer.stop();
+        onFull(message);
+      }
+    },
+    { onError: () => undefined },
+  );
+  return {
+    stop() {
+      stopped = true;
+      void timer.stop();
+    },
   };
-  return { create, remove, unmountUnder };
 }
 
 /** Today's watcher: `du` every second, RLIMIT_FSIZE per file (disk-watch.ts). */
