@@ -114,6 +114,21 @@ describe('repository policy', () => {
       }
     });
 
+    it('tells a folder named like a way out from one that is a way out', async () => {
+      // Inside the data directory, under a name that begins with two dots: `relative()` gives
+      // `..hidden`, which a check for a leading `..` would take for a way out of it.
+      mkdirSync(join(root, 'data/..hidden/repo'), { recursive: true });
+      for (const url of [`file://${root}/data/..hidden/repo`, `${root}/data/..hidden`]) {
+        expect(await full(url), url).toMatch(/data or artifacts directory/);
+      }
+      // Beside it, under a name that begins with its name: outside, and allowed.
+      mkdirSync(join(root, 'data-old/repo'), { recursive: true });
+      mkdirSync(join(root, 'artifacts..bak'), { recursive: true });
+      for (const url of [`file://${root}/data-old/repo`, `${root}/artifacts..bak`]) {
+        expect(await full(url), url).toBeNull();
+      }
+    });
+
     it('follows symbolic links as the system does', async () => {
       for (const url of [
         `file://${root}/repos/into-data`,
