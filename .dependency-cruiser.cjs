@@ -113,21 +113,30 @@ module.exports = {
     },
     {
       name: 'features-through-their-entry',
-      comment: 'Another feature is reached through its public entry (server/features/<name>/index.ts) only.',
+      comment:
+        'Another feature is reached through its public entries (server/features/<name>/index.ts, and roles.ts for what the process roles start) only.',
       severity: 'error',
       from: { path: '^server/features/([^/]+)/' },
       to: {
         path: '^server/features/',
-        pathNot: ['^server/features/$1/', '^server/features/[^/]+/index\\.ts$'],
+        pathNot: ['^server/features/$1/', '^server/features/[^/]+/(index|roles)\\.ts$'],
       },
     },
     {
       name: 'wiring-through-feature-entries',
       comment:
-        'Code outside the features reaches a feature through its public entry (server/features/<name>/index.ts) only.',
+        'Code outside the features reaches a feature through its public entries (server/features/<name>/index.ts, and roles.ts) only.',
       severity: 'error',
       from: { path: '^server/', pathNot: '^server/features/' },
-      to: { path: '^server/features/[^/]+/', pathNot: '^server/features/[^/]+/index\\.ts$' },
+      to: { path: '^server/features/[^/]+/', pathNot: '^server/features/[^/]+/(index|roles)\\.ts$' },
+    },
+    {
+      name: 'api-without-the-roles-entries',
+      comment:
+        "The API (server/app.ts) does not load a feature's roles.ts, directly or through other files: the edge, the builder and the sandbox stay out of the API process and its tests.",
+      severity: 'error',
+      from: { path: '^server/app\\.ts$' },
+      to: { path: '^server/features/[^/]+/roles\\.ts$', reachable: true },
     },
     {
       name: 'features-on-the-list',

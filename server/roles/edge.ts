@@ -22,7 +22,7 @@ import {
   type TlsListener,
   watchOtherWriters,
   findChallenge,
-} from '../features/serving/index.ts';
+} from '../features/serving/roles.ts';
 import { registerServerApps } from '../platform/ops-metrics/server-apps.ts';
 import { describeBytes } from '../core/format.ts';
 import { listenError } from '../core/startup-error.ts';
@@ -30,11 +30,11 @@ import {
   startRuntimeSampler,
   createRequestRecorder,
   createProbeCheck,
-} from '../features/monitoring/index.ts';
+} from '../features/monitoring/roles.ts';
 import type { Sandbox } from '../platform/sandbox/index.ts';
 import type { Deps } from '../platform/deps/deps.ts';
-import { resolveBuildEnv } from '../features/deployments/index.ts';
-import { sandboxShare } from '../features/identity/index.ts';
+import { resolveBuildEnv } from '../features/deployments/roles.ts';
+import { sandboxShare } from '../features/identity/roles.ts';
 import { onRoutingChange } from '../platform/deps/routing-signal.ts';
 
 export interface EdgeRole {

@@ -1,13 +1,13 @@
-import { createArtifactStore, createBuildJob } from '../features/builds/index.ts';
+import { createArtifactStore, createBuildJob } from '../features/builds/roles.ts';
 import { blobStoreOf } from '../platform/storage/open-blob-store.ts';
 import { rescueBlobs } from '../platform/storage/condemned-blobs.ts';
-import { probeTokens, probeDeployment } from '../features/monitoring/index.ts';
+import { probeTokens, probeDeployment } from '../features/monitoring/roles.ts';
 import { startWorker, type JobHandler } from '../platform/jobs/worker.ts';
 import type { Sandbox } from '../platform/sandbox/index.ts';
 import type { Deps } from '../platform/deps/deps.ts';
-import { startDeliveryWorker } from '../features/webhooks/index.ts';
+import { startDeliveryWorker } from '../features/webhooks/roles.ts';
 import type { LookupAll } from '../core/ssrf.ts';
-import { createCertificateJob, createRenewalJob } from '../features/serving/index.ts';
+import { createCertificateJob, createRenewalJob } from '../features/serving/roles.ts';
 import { createMonitoringTickJob, MONITORING_TICK_JOB } from '../schedule/monitoring-tick.ts';
 import { startPeriodicScheduler } from '../platform/jobs/periodic-jobs.ts';
 

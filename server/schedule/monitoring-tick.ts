@@ -1,15 +1,16 @@
 import { deleteExpiredSessions, pruneUsedOidcTokens } from '../features/identity/index.ts';
-import { pruneProtection, deleteExpiredClaims } from '../features/serving/index.ts';
+import { deleteExpiredClaims } from '../features/serving/index.ts';
+import { pruneProtection } from '../features/serving/roles.ts';
 import type { Deps } from '../platform/deps/deps.ts';
 import { pruneGitHubEvents } from '../features/github/index.ts';
-import { cleanUploads } from '../features/uploads/index.ts';
-import { collectStorageNow } from '../features/builds/index.ts';
+import { cleanUploads } from '../features/uploads/roles.ts';
+import { collectStorageNow } from '../features/builds/roles.ts';
 import {
   evaluateDeploymentFailures,
   evaluateErrorRates,
   probeProductionUrls,
   pruneMonitoringData,
-} from '../features/monitoring/index.ts';
+} from '../features/monitoring/roles.ts';
 import { isStale, type PeriodicJob } from '../platform/jobs/periodic-jobs.ts';
 import { pruneFinishedJobs } from './prune-jobs.ts';
 import { pruneRateLimits } from '../platform/http/rate-limit.ts';

@@ -119,6 +119,21 @@ describe('features (docs/architecture.md#features)', () => {
     expect(r.out).not.toContain('server/features/billing/y.ts');
   }, 60_000);
 
+  it("lets the roles use a feature's roles.ts, and refuses the API loading one through any file", async () => {
+    const r = await cruise({
+      'server/features/identity/roles.ts': entry,
+      'server/features/identity/x.ts': x,
+      'server/roles/w.ts': "import { x } from '../features/identity/roles.ts';\nexport const w = x;\n",
+      'server/routes/r.ts': "import { x } from '../features/identity/roles.ts';\nexport const r = x;\n",
+      'server/app.ts': "import { r } from './routes/r.ts';\nexport const app = r;\n",
+    });
+    expect(r.code).toBe(1);
+    expect(r.out).toContain(
+      'api-without-the-roles-entries: server/app.ts → server/features/identity/roles.ts',
+    );
+    expect(r.out).not.toContain('server/roles/w.ts');
+  }, 60_000);
+
   it('refuses a feature folder that is not on the list', async () => {
     const r = await cruise({
       'server/core/x.ts': x,

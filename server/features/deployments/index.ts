@@ -1,6 +1,6 @@
 /**
  * The public entry of the deployments feature: projects, their env vars and deploy hooks, and deployments.
- * The rest of the service imports these, never another file of the folder
+ * The rest of the service imports these (and roles.ts), never another file of the folder
  * (docs/architecture.md#features).
  */
 export { createDeployment } from './create-deployment.ts';
@@ -9,11 +9,9 @@ export { deleteDeployHook } from './deploy-hooks/delete-deploy-hook.ts';
 export { listDeployHooks } from './deploy-hooks/list-deploy-hooks.ts';
 export { appendLog, tailLines } from './deployment-logs.ts';
 export type { LogLine } from './deployment-logs.ts';
-export { markBuilding, markDeploying, markFailed, markLive } from './deployment-state.ts';
 export { createEnvVar } from './env/create-env-var.ts';
 export { deleteEnvVar } from './env/delete-env-var.ts';
 export { listEnvVars } from './env/list-env-vars.ts';
-export { resolveBuildEnv } from './env/resolve-build-env.ts';
 export { updateEnvVar } from './env/update-env-var.ts';
 export { requireDeployment } from './find-deployment.ts';
 export { logEvents, parseLastEventId } from './follow-logs.ts';
@@ -22,7 +20,6 @@ export { listDeployments } from './list-deployments.ts';
 export { logFrames } from './log-frames.ts';
 export { checkRepositoryUrl } from './projects/check-repository-url.ts';
 export { createProject } from './projects/create-project.ts';
-export { recordDetectedFramework } from './projects/detected-framework.ts';
 export { getProject } from './projects/get-project.ts';
 export { listProjects } from './projects/list-projects.ts';
 export { setProjectStatus } from './projects/set-project-status.ts';

@@ -1,6 +1,6 @@
 /**
  * The public entry of the identity feature: users, tokens, organizations, access checks, OIDC trust and sign-in sessions.
- * The rest of the service imports these, never another file of the folder
+ * The rest of the service imports these (and roles.ts), never another file of the folder
  * (docs/architecture.md#features).
  */
 export { requireProject, requireRole, roleAtLeast, roleIn } from './access.ts';
@@ -10,7 +10,6 @@ export { inviteMember } from './organizations/invite-member.ts';
 export { listMembers } from './organizations/list-members.ts';
 export { listOrganizations } from './organizations/list-organizations.ts';
 export { removeMember } from './organizations/remove-member.ts';
-export { sandboxShare } from './organizations/sandbox-share.ts';
 export { setOrganizationPlan } from './organizations/set-plan.ts';
 export { updateMember } from './organizations/update-member.ts';
 export { organizationRoutes } from './routes/organizations.ts';

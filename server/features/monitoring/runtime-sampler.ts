@@ -1,4 +1,4 @@
-import type { RuntimeSupervisor } from '../serving/index.ts';
+import type { RuntimeSupervisor } from '../serving/roles.ts';
 import { every } from '../../core/every.ts';
 import { sample } from './runtime-sampler/sample.ts';
 import { createSamplerState, type RuntimeSamplerOptions, type SamplerDeps } from './runtime-sampler/state.ts';

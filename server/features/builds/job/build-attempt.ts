@@ -3,7 +3,7 @@ import { decodeBuildSpec } from '../../../platform/store/build-spec.ts';
 import type { BuildCacheStore } from '../build-cache-store.ts';
 import type { DeploymentRow } from '../../deployments/index.ts';
 import type { BuildAttempt, BuildJobOptions, Built } from './build-context.ts';
-import { markBuilding, markDeploying, markLive } from '../../deployments/index.ts';
+import { markBuilding, markDeploying, markLive } from '../../deployments/roles.ts';
 import type { Deps } from '../../../platform/deps/deps.ts';
 import { failedLine, failQuietly } from './build-failure.ts';
 import { buildFromSource, reuseBuild, storePrebuilt } from './build-sources.ts';

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { ApiError } from '../../../../api/errors.ts';
 import { hideHostPaths } from '../../../platform/sandbox/build-error.ts';
-import { markFailed } from '../../deployments/index.ts';
+import { markFailed } from '../../deployments/roles.ts';
 import type { Deps } from '../../../platform/deps/deps.ts';
 
 /** What tenants read of an error: no paths of the service's own directories. */

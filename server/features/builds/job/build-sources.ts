@@ -3,14 +3,16 @@ import { join } from 'node:path';
 import { BuildError } from '../../../platform/sandbox/build-error.ts';
 import { buildDeployment, type BuildResult } from '../build-deployment.ts';
 import type { BuildSpec, SourceFile } from '../../../platform/store/build-spec.ts';
-import { repositoryRefusal, repositorySettings, repositoryAccess } from '../../github/index.ts';
+import { repositoryRefusal, repositorySettings } from '../../github/index.ts';
+import { repositoryAccess } from '../../github/roles.ts';
 import { raceSignal } from '../../../core/race-signal.ts';
 import { systemLookup } from '../../../core/ssrf.ts';
 import type { Deps } from '../../../platform/deps/deps.ts';
-import { resolveBuildEnv, recordDetectedFramework } from '../../deployments/index.ts';
-import { sandboxShare } from '../../identity/index.ts';
+import { resolveBuildEnv, recordDetectedFramework } from '../../deployments/roles.ts';
+import { sandboxShare } from '../../identity/roles.ts';
 import { type DeploymentRuntime, parseRuntime } from '../../../platform/store/deployment-runtime.ts';
-import { materializeFiles, uploadStoreOf } from '../../uploads/index.ts';
+import { uploadStoreOf } from '../../uploads/index.ts';
+import { materializeFiles } from '../../uploads/roles.ts';
 import type { BuildAttempt, Built } from './build-context.ts';
 
 /** A rollback or redeploy without a rebuild: the build of `sourceId`, as it is. */

@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import type { RuntimeSupervisor } from '../../serving/index.ts';
+import type { RuntimeSupervisor } from '../../serving/roles.ts';
 import type { Deps } from '../../../platform/deps/deps.ts';
 import { readProcessGroups, type GroupUsage } from '../proc-stats.ts';
 

@@ -1,4 +1,4 @@
-import type { RuntimeSupervisor } from '../../serving/index.ts';
+import type { RuntimeSupervisor } from '../../serving/roles.ts';
 import type { SamplerState } from './state.ts';
 
 /** The inner supervisor, telling the sampler which apps run as it starts and stops them. */

@@ -5,7 +5,7 @@ import { createReaderState } from './artifact-reader/state.ts';
 import type { ArtifactReader, ArtifactReaderOptions } from './artifact-reader/types.ts';
 
 /** The builder writes the format (server/features/builds/artifacts.ts); the edge reads the same schema. */
-export { ManifestFile, ArtifactManifest as Manifest } from '../../builds/index.ts';
+export { ManifestFile, ArtifactManifest as Manifest } from '../../builds/roles.ts';
 export type { ArtifactReader, ArtifactReaderOptions } from './artifact-reader/types.ts';
 export { DEFAULT_MANIFEST_CACHE_BYTES } from './artifact-reader/state.ts';
 

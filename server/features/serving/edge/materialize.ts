@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { chmod, copyFile, mkdir, rename, rm, stat, symlink } from 'node:fs/promises';
-import { linkInside } from '../../builds/index.ts';
+import { linkInside } from '../../builds/roles.ts';
 import { dirname, join } from 'node:path';
 import type { ArtifactReader } from './artifact-reader.ts';
 

@@ -1,5 +1,5 @@
 import { readFile } from 'node:fs/promises';
-import type { ArtifactManifest as Manifest } from '../../../builds/index.ts';
+import type { ArtifactManifest as Manifest } from '../../../builds/roles.ts';
 import { hashKey } from '../../../../platform/storage/blob-store.ts';
 import { loadRoutingRules, rulesFilesOf } from '../../../../platform/routing/load-rules.ts';
 import { NO_RULES, type RoutingRules } from '../../../../platform/routing/match-rules.ts';

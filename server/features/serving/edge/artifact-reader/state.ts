@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import { LRUCache } from 'lru-cache';
-import { ArtifactManifest as Manifest, manifestKey } from '../../../builds/index.ts';
+import { ArtifactManifest as Manifest, manifestKey } from '../../../builds/roles.ts';
 import type { LocalFiles } from '../../../../platform/storage/local-files.ts';
 import type { RoutingRules } from '../../../../platform/routing/match-rules.ts';
 import type { ArtifactReaderOptions } from './types.ts';

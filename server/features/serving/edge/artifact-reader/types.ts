@@ -1,4 +1,4 @@
-import type { ArtifactManifest as Manifest } from '../../../builds/index.ts';
+import type { ArtifactManifest as Manifest } from '../../../builds/roles.ts';
 import type { LocalFiles } from '../../../../platform/storage/local-files.ts';
 import type { RoutingRules } from '../../../../platform/routing/match-rules.ts';
 
