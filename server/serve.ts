@@ -72,8 +72,13 @@ export async function serve(config: Config, roles: Role[], opts: ServeOptions = 
     },
   };
 
+  const started = startRoles({ config, roles, opts, deps, running, stops });
+  // From the start: a SIGTERM that comes while the roles start (a deploy replacing this process
+  // at once) waits for them, then stops them. Node's default would end the process mid-start and
+  // leave, say, the sandbox's test workspace mounted.
+  if (opts.handleSignals !== false) stopOnSignals(config, running, started);
   try {
-    await startRoles({ config, roles, opts, deps, running, stops });
+    await started;
   } catch (err) {
     // A role that cannot start (a port in use) stops those already started: the process can exit.
     await running.stop().catch(() => undefined);
@@ -82,7 +87,6 @@ export async function serve(config: Config, roles: Role[], opts: ServeOptions = 
 
   deps.log.info({ roles, api: running.apiUrl, edge: running.edgeUrl }, 'slipway started');
   if (opts.banner !== false) printBanner(config, roles, running);
-  if (opts.handleSignals !== false) stopOnSignals(config, running);
   return running;
 }
 
@@ -160,7 +164,8 @@ function printBanner(config: Config, roles: Role[], running: Running): void {
   process.stderr.write(`${lines.join('\n')}\n\n`);
 }
 
-function stopOnSignals(config: Config, running: Running): void {
+/** A start that fails stops what it started and reports why itself (serve's caller exits non-zero). */
+function stopOnSignals(config: Config, running: Running, started: Promise<void>): void {
   const { deps } = running;
   let stopping = false;
   const shutdown = (signal: string) => {
@@ -175,12 +180,16 @@ function stopOnSignals(config: Config, running: Running): void {
       deps.log.error(`shutdown took longer than ${Math.round(limitMs / 1000)} s; exiting`);
       process.exit(1);
     }, limitMs).unref();
-    running.stop().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        deps.log.error({ err }, 'shutdown failed');
-        process.exit(1);
-      },
+    started.then(
+      () =>
+        running.stop().then(
+          () => process.exit(0),
+          (err: unknown) => {
+            deps.log.error({ err }, 'shutdown failed');
+            process.exit(1);
+          },
+        ),
+      () => undefined,
     );
   };
   process.once('SIGTERM', () => shutdown('SIGTERM'));

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
+import { mountsUnder } from '../helpers/mounts.ts';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -56,6 +57,8 @@ describe("docs/operating.md's metrics example", () => {
     const closed = new Promise((done) => child.once('close', done));
     process.kill(-child.pid!, 'SIGTERM');
     await closed;
+    // Stopped as it started (the metrics answer first): it finished starting, then stopped cleanly.
+    expect(await mountsUnder(dir)).toEqual([]);
     const r = { code, stdout, stderr };
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(

@@ -10,6 +10,7 @@ import { dialectHelpers } from '../../server/platform/store/dialect.ts';
 import { allMigrations } from '../../server/platform/store/migrations/index.ts';
 import { createTestApp } from '../helpers/app.ts';
 import { testDialect } from '../helpers/database.ts';
+import { mountsUnder } from '../helpers/mounts.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
 const BIN = resolve(import.meta.dirname, '../../bin/slipway.js');
@@ -264,6 +265,37 @@ describe.concurrent(
       expect(run.stderr).toMatch(
         /Get a token: SLIPWAY_DATA_DIR=\S+slipway-cli-\S+ npx slipway token create --email/,
       );
+    });
+
+    it('serve stopped by SIGTERM while it starts finishes starting, then stops cleanly: no workspace is left mounted', async () => {
+      const dataDir = tempDir();
+      const probe = createServer();
+      await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+      const metricsPort = (probe.address() as AddressInfo).port;
+      await new Promise((r) => probe.close(r));
+      const child = spawn(process.execPath, [BIN, 'serve', '--role', 'worker'], {
+        env: cleanEnv({ SLIPWAY_DATA_DIR: dataDir, SLIPWAY_METRICS_PORT: String(metricsPort) }),
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let output = '';
+      child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+      const exited = new Promise<[number | null, string | null]>((r) =>
+        child.once('close', (code, signal) => r([code, signal])),
+      );
+      // The metrics listener starts first; the worker's sandbox (a test workspace mounted and
+      // removed) comes after it. The SIGTERM lands in between.
+      await waitFor('the metrics listener', () =>
+        fetch(`http://127.0.0.1:${metricsPort}/metrics`).then(
+          () => true,
+          () => false,
+        ),
+      );
+      child.kill('SIGTERM');
+      const [code, signal] = await exited;
+      expect({ code, signal }, output).toEqual({ code: 0, signal: null });
+      expect(output).toContain('shutting down');
+      expect(await mountsUnder(dataDir)).toEqual([]);
     });
 
     it('serve logs readable lines with SLIPWAY_LOG_FORMAT=pretty', async () => {
