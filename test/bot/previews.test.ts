@@ -314,5 +314,6 @@ describe('previews of pull requests', () => {
     } finally {
       h.github.config = 'project: hello-world\n';
     }
-  });
+    // Three builds, each allowed the 20 s of waitForCheck: more than the suite's 30 s on a loaded machine.
+  }, 90_000);
 });
