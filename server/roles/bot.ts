@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pino, { type Logger } from 'pino';
 import { createNodeMiddleware, Probot, ProbotOctokit } from 'probot';
@@ -78,45 +78,8 @@ export async function startBotRole(options: BotRoleOptions = {}): Promise<BotRol
     probot,
     webhooksPath: GITHUB_WEBHOOK_PATH,
   });
-  // During a rotation of the App's webhook secret the previous one is accepted too.
-  const verify = async (body: string, signature: string) =>
-    (await probot.webhooks.verify(body, signature)) ||
-    (settings.previousWebhookSecret !== undefined &&
-      verifySignature(settings.previousWebhookSecret, body, signature));
-  const handle = (event: { id: string; name: string; payload: unknown }) => probot.receive(event as never);
-  const processor = createEventProcessor({
-    slipway: services.slipway,
-    verify,
-    handle,
-    log,
-    ...(options.eventLeaseMs ? { leaseMs: options.eventLeaseMs } : {}),
-    ...(options.eventPollMs ? { pollMs: options.eventPollMs } : {}),
-  });
-  const receive = createReceiver({
-    slipway: services.slipway,
-    verify,
-    stored: processor.wake,
-    handleNow: handle,
-    log,
-    now: services.now,
-  });
-  const server: Server = createServer((req, res) => {
-    // GitHub's deliveries: stored and answered at once, processed from the service's queue.
-    if (req.method === 'POST' && req.url?.split('?')[0] === GITHUB_WEBHOOK_PATH) {
-      void receive(req, res).catch((err: unknown) => {
-        log.error({ err }, 'GitHub webhook receiver failed');
-        if (!res.headersSent) res.writeHead(500).end();
-      });
-      return;
-    }
-    if (req.method === 'GET' && req.url === '/healthz') {
-      res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
-      return;
-    }
-    void middleware(req, res, () => {
-      res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}');
-    });
-  });
+  const { processor, receive } = githubEvents(probot, services, settings, log, options);
+  const server = createServer(botRequests(receive, middleware, log));
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err) => reject(listenError(err, settings.port, 'the GitHub App', 'BOT_PORT')));
     server.listen(settings.port, settings.host, () => resolve());
@@ -147,6 +110,66 @@ export async function startBotRole(options: BotRoleOptions = {}): Promise<BotRol
         new Promise((resolve) => setTimeout(resolve, Math.max(0, until - Date.now())).unref()),
       ]);
     },
+  };
+}
+
+/**
+ * GitHub's deliveries, stored by the receiver and processed from the service's queue; a signature
+ * is checked against the App's webhook secret (during a rotation, the previous one too).
+ */
+function githubEvents(
+  probot: Probot,
+  services: ReturnType<typeof createBotServices>,
+  settings: { previousWebhookSecret?: string | undefined },
+  log: Logger,
+  options: BotRoleOptions,
+) {
+  const verify = async (body: string, signature: string) =>
+    (await probot.webhooks.verify(body, signature)) ||
+    (settings.previousWebhookSecret !== undefined &&
+      verifySignature(settings.previousWebhookSecret, body, signature));
+  const handle = (event: { id: string; name: string; payload: unknown }) => probot.receive(event as never);
+  const processor = createEventProcessor({
+    slipway: services.slipway,
+    verify,
+    handle,
+    log,
+    ...(options.eventLeaseMs ? { leaseMs: options.eventLeaseMs } : {}),
+    ...(options.eventPollMs ? { pollMs: options.eventPollMs } : {}),
+  });
+  const receive = createReceiver({
+    slipway: services.slipway,
+    verify,
+    stored: processor.wake,
+    handleNow: handle,
+    log,
+    now: services.now,
+  });
+  return { processor, receive };
+}
+
+/** The bot's HTTP requests: GitHub's deliveries, `/healthz`, and Probot's middleware for the rest. */
+function botRequests(
+  receive: ReturnType<typeof createReceiver>,
+  middleware: Awaited<ReturnType<typeof createNodeMiddleware>>,
+  log: Logger,
+): RequestListener {
+  return (req, res) => {
+    // GitHub's deliveries: stored and answered at once, processed from the service's queue.
+    if (req.method === 'POST' && req.url?.split('?')[0] === GITHUB_WEBHOOK_PATH) {
+      void receive(req, res).catch((err: unknown) => {
+        log.error({ err }, 'GitHub webhook receiver failed');
+        if (!res.headersSent) res.writeHead(500).end();
+      });
+      return;
+    }
+    if (req.method === 'GET' && req.url === '/healthz') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+      return;
+    }
+    void middleware(req, res, () => {
+      res.writeHead(404, { 'content-type': 'application/json' }).end('{"error":"not found"}');
+    });
   };
 }
 

@@ -60,6 +60,68 @@ export interface EdgeOptions {
 export async function startEdge(deps: Deps, sandbox: Sandbox, opts: EdgeOptions = {}): Promise<EdgeRole> {
   const { config } = deps;
   const resolver = createHostResolver(deps, { ttlMs: config.edgeRouteTtlMs });
+  const apps = await startServerApps(deps, sandbox);
+  const { supervisor, launcher } = apps;
+  const recorder = createRequestRecorder(deps);
+  const server = createEdgeServer({
+    resolver,
+    artifactsRoot: apps.localRoot,
+    artifacts: apps.artifacts,
+    fileCacheBytes: config.edgeFileCacheBytes,
+    supervisor,
+    proxy: apps.proxy,
+    launcher,
+    onRequest: edgeRequestHook(deps, (r) => recorder.record(r)),
+    ...edgeRecordingOptions(deps),
+    acmeChallenge: (token) => findChallenge(deps, token),
+    protection: createProtectionGate({
+      ...protectionGateDeps(deps),
+      forget: (projectId) => resolver.invalidate(projectId),
+    }),
+    onError: (err, req) =>
+      deps.log.error({ err, host: req.headers.host, url: redactUrl(req.url ?? '') }, 'edge error'),
+  });
+  if (config.metrics.enabled) registerServerApps(deps.ops, supervisor);
+  const following = followRouting(deps, resolver, launcher, opts);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err) => reject(listenError(err, config.edgePort, 'the edge', 'SLIPWAY_EDGE_PORT')));
+    server.listen(config.edgePort, config.host, () => resolve());
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.edgePort;
+  let tls: TlsListener | undefined;
+  /** Everything this role started, in reverse: also what a failed start leaves. */
+  const stopAll = async () => {
+    await following.stop();
+    await tls?.stop();
+    server.closeIdleConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    await apps.stop();
+    await recorder.close();
+  };
+  if (config.edgeTlsPort !== undefined) {
+    const tlsPort = config.edgeTlsPort;
+    tls = await startTlsListener(deps, server, tlsPort).catch(async (err: unknown) => {
+      await stopAll();
+      throw listenError(err, tlsPort, "the edge's HTTPS", 'SLIPWAY_EDGE_TLS_PORT');
+    });
+  }
+  return {
+    server,
+    port,
+    ...(tls ? { tlsPort: tls.port } : {}),
+    supervisor,
+    stop: stopAll,
+  };
+}
+
+/**
+ * The server apps of an edge: their supervisor (sampled for CPU and memory, logging to the
+ * runtime log), the launcher that writes them out of their artifacts and starts them, and the
+ * proxy in front of them.
+ */
+async function startServerApps(deps: Deps, sandbox: Sandbox) {
+  const { config } = deps;
   const sink = createRuntimeLogSink(deps, {
     limitBytes: config.runtimeLogLimitBytes,
     onError: (err) => deps.log.warn({ err }, 'runtime log write failed'),
@@ -97,26 +159,33 @@ export async function startEdge(deps: Deps, sandbox: Sandbox, opts: EdgeOptions 
     env: async (t) => (await resolveBuildEnv(deps, t.projectId, t.environment)).vars,
     share: (t) => sandboxShare(deps, t.projectId, 'app'),
   });
-  const recorder = createRequestRecorder(deps);
-  const server = createEdgeServer({
-    resolver,
-    artifactsRoot: localRoot,
-    artifacts,
-    fileCacheBytes: config.edgeFileCacheBytes,
+  return {
     supervisor,
-    proxy,
     launcher,
-    onRequest: edgeRequestHook(deps, (r) => recorder.record(r)),
-    ...edgeRecordingOptions(deps),
-    acmeChallenge: (token) => findChallenge(deps, token),
-    protection: createProtectionGate({
-      ...protectionGateDeps(deps),
-      forget: (projectId) => resolver.invalidate(projectId),
-    }),
-    onError: (err, req) =>
-      deps.log.error({ err, host: req.headers.host, url: redactUrl(req.url ?? '') }, 'edge error'),
-  });
-  if (config.metrics.enabled) registerServerApps(deps.ops, supervisor);
+    proxy,
+    artifacts,
+    localRoot,
+    /** After the edge stopped taking requests. */
+    async stop() {
+      launcher.close();
+      await sampler.stop();
+      await supervisor.stopAll();
+      await sink.close();
+    },
+  };
+}
+
+/**
+ * Keeps the edge's routes and running apps in step with the projects: a routing signal (or, on
+ * SQLite, a write by another process) forgets cached routes and stops the apps of suspended or
+ * deleted projects; a timer checks them too.
+ */
+function followRouting(
+  deps: Deps,
+  resolver: { invalidate(projectId: string | null): void },
+  launcher: Parameters<typeof startInactiveAppStopper>[1],
+  opts: EdgeOptions,
+): { stop(): Promise<void> } {
   const stopper = startInactiveAppStopper(deps, launcher, {
     clock: deps.clock,
     ...(opts.appCheckIntervalMs ? { intervalMs: opts.appCheckIntervalMs } : {}),
@@ -142,40 +211,12 @@ export async function startEdge(deps: Deps, sandbox: Sandbox, opts: EdgeOptions 
     },
     { onError: (err) => deps.log.warn({ err }, 'could not check the database for other writers') },
   );
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (err) => reject(listenError(err, config.edgePort, 'the edge', 'SLIPWAY_EDGE_PORT')));
-    server.listen(config.edgePort, config.host, () => resolve());
-  });
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : config.edgePort;
-  let tls: TlsListener | undefined;
-  /** Everything this role started, in reverse: also what a failed start leaves. */
-  const stopAll = async () => {
-    unsubscribe();
-    await otherWriters.stop();
-    await stopper.stop();
-    await tls?.stop();
-    server.closeIdleConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-    launcher.close();
-    await sampler.stop();
-    await supervisor.stopAll();
-    await sink.close();
-    await recorder.close();
-  };
-  if (config.edgeTlsPort !== undefined) {
-    const tlsPort = config.edgeTlsPort;
-    tls = await startTlsListener(deps, server, tlsPort).catch(async (err: unknown) => {
-      await stopAll();
-      throw listenError(err, tlsPort, "the edge's HTTPS", 'SLIPWAY_EDGE_TLS_PORT');
-    });
-  }
   return {
-    server,
-    port,
-    ...(tls ? { tlsPort: tls.port } : {}),
-    supervisor,
-    stop: stopAll,
+    async stop() {
+      unsubscribe();
+      await otherWriters.stop();
+      await stopper.stop();
+    },
   };
 }
 
