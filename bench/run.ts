@@ -58,6 +58,14 @@ const suites: Record<string, () => Promise<string>> = {
   protection: () => benchProtection(seconds),
 };
 
+const unknown = only.filter((name) => !(name in suites));
+if (unknown.length) {
+  process.stderr.write(
+    `npm run bench: no benchmark named ${unknown.map((n) => `"${n}"`).join(', ')}; the names: ${Object.keys(suites).join(', ')}\n`,
+  );
+  process.exit(2);
+}
+
 for (const [name, run] of Object.entries(suites)) {
   if (only.length && !only.includes(name)) continue;
   process.stdout.write(`\n== ${name} ==\n${await run()}\n`);

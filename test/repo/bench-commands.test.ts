@@ -1,12 +1,12 @@
+import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 /**
  * The benches the docs tell readers to run (`npm run bench -- edge`, `npm run bench neighbours`)
- * are long, so no test runs them; but `bench/run.ts` runs nothing for a name it does not know, so
- * a name the docs misspell would look like a bench that printed nothing. Every documented name
- * must be one of its suites.
+ * are long, so no test runs them; a name the docs misspell would send readers to an error. Every
+ * documented name must be one of its suites, and a name that is not one is refused with the list.
  */
 const root = join(import.meta.dirname, '..', '..');
 
@@ -45,4 +45,16 @@ describe('the benches the docs name', () => {
     expect(documented.length).toBeGreaterThan(10);
     expect(documented.filter((d) => !suites.has(d.name))).toEqual([]);
   });
+
+  it('a name that is not a suite is refused with the list of names, and nothing runs', () => {
+    const run = spawnSync(process.execPath, ['--import', 'tsx', 'bench/run.ts', 'next'], {
+      cwd: root,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(run.status).toBe(2);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toMatch(/^npm run bench: no benchmark named "next"; the names: api, builds, edge, /);
+    expect(run.stderr).toContain(' next-ssr, next-rebuild, ');
+  }, 60_000);
 });
