@@ -164,7 +164,10 @@ function printBanner(config: Config, roles: Role[], running: Running): void {
   process.stderr.write(`${lines.join('\n')}\n\n`);
 }
 
-/** A start that fails stops what it started and reports why itself (serve's caller exits non-zero). */
+/**
+ * On SIGTERM or SIGINT, stops what runs and exits 0, after the start when one is under way. A
+ * start that fails is left to stop what it started and report why (serve's caller exits non-zero).
+ */
 function stopOnSignals(config: Config, running: Running, started: Promise<void>): void {
   const { deps } = running;
   let stopping = false;
