@@ -27,18 +27,35 @@ export function watchDisk(
   onExceeded: (bytes: number) => void,
   intervalMs = 1000,
 ): DiskWatch {
-  let stopped = false;
-  // A `du` slower than the interval is not doubled: every() skips the ticks while one runs.
-  const timer = every(
+  return pollUntil(
     intervalMs,
     async () => {
       const bytes = await diskUsage(dir);
-      if (stopped) return;
-      if (bytes !== null && bytes > maxBytes) {
-        stopped = true;
-        void timer.stop();
-        onExceeded(bytes);
-      }
+      return bytes !== null && bytes > maxBytes ? bytes : null;
+    },
+    onExceeded,
+  );
+}
+
+/**
+ * Runs `check` every `intervalMs` until it finds something, then stops and hands it to `onFound`
+ * (once). A check slower than the interval is not doubled: every() skips the ticks while one
+ * runs; a failed one is tried again at the next tick.
+ */
+export function pollUntil<T>(
+  intervalMs: number,
+  check: () => Promise<T | null>,
+  onFound: (found: T) => void,
+): DiskWatch {
+  let stopped = false;
+  const timer = every(
+    intervalMs,
+    async () => {
+      const found = await check();
+      if (stopped || found === null) return;
+      stopped = true;
+      void timer.stop();
+      onFound(found);
     },
     { onError: () => undefined },
   );

@@ -1,10 +1,9 @@
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, open, readdir, readFile, rm, rmdir, statfs } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import { every } from '../../core/every.ts';
 import { describeBytes } from '../../core/format.ts';
 import { findProgram } from './detect.ts';
-import { watchDisk } from './disk-watch.ts';
+import { pollUntil, watchDisk } from './disk-watch.ts';
 
 /** One build's workspace, limited to SLIPWAY_SANDBOX_DISK. */
 export interface Workspace {
@@ -140,7 +139,8 @@ async function createKernelDisk(k: KernelDisks, parent: string): Promise<Workspa
   return {
     dir,
     full,
-    watch: (onFull) => watchFull(full, onFull),
+    // statfs is one system call: checked four times a second.
+    watch: (onFull) => pollUntil(250, full, onFull),
     remove: () => removeKernelDisk(k, dir),
   };
 }
@@ -181,32 +181,6 @@ async function diskFull(limitBytes: number, dir: string): Promise<string | null>
   // 0.7 to 1 MiB on 64 MiB to 512 MiB; this margin counts that as full.
   const margin = 1024 ** 2 + (s.blocks * s.bsize) / 256;
   return s.bavail * s.bsize < margin || s.ffree === 0 ? diskLimitMessage(limitBytes) : null;
-}
-
-/** Workspace.watch over `full`. */
-function watchFull(full: () => Promise<string | null>, onFull: (message: string) => void): { stop(): void } {
-  // statfs is one system call: checked four times a second.
-  let stopped = false;
-  // A failed statfs (the folder is being removed) is tried again at the next tick.
-  const timer = every(
-    250,
-    async () => {
-      const message = await full();
-      if (stopped) return;
-      if (message) {
-        stopped = true;
-        void timer.stop();
-        onFull(message);
-      }
-    },
-    { onError: () => undefined },
-  );
-  return {
-    stop() {
-      stopped = true;
-      void timer.stop();
-    },
-  };
 }
 
 /** Today's watcher: `du` every second, RLIMIT_FSIZE per file (disk-watch.ts). */
