@@ -146,6 +146,29 @@ describe.skipIf(!runs)('the disk limit (SLIPWAY_SANDBOX_DISK=64MiB)', () => {
       expect(leftovers(workspaceRoot)).toEqual([]);
     }, 90_000);
 
+    it("a build that uses up its file system's inodes with empty files is stopped too, not left to run on", async () => {
+      // No bytes to speak of, so the size never nears the limit: only the inodes run out. Each
+      // file is made by the shell itself (no process per file); then the build would idle on.
+      const started = Date.now();
+      const { result, lines, max, workspaceRoot } = await build(
+        'auto',
+        [
+          'i=0; while : 2>/dev/null > "f$i"; do i=$((i+1)); [ $((i % 1000)) = 0 ] && echo "made $i files"; done',
+          'sleep 50',
+          'mkdir -p dist && echo late > dist/index.html',
+        ].join('\n'),
+      );
+      const made = lines.map((l) => Number(/^made (\d+) files$/.exec(l)?.[1] ?? 0));
+      expect(Math.max(...made), lines.join('\n')).toBeGreaterThanOrEqual(1000);
+      // Stopped by the workspace's watch (the inodes ran out), not at the end of its 50 s sleep.
+      expect(Date.now() - started).toBeLessThan(45_000);
+      expect(max).toBeLessThanOrEqual(LIMIT);
+      expect(result).toBeInstanceOf(Error);
+      expect((result as Error).message).toBe(MESSAGE);
+      expect(await mountsUnder(workspaceRoot)).toEqual([]);
+      expect(leftovers(workspaceRoot)).toEqual([]);
+    }, 90_000);
+
     it('an ordinary build in the same settings succeeds, and leaves no mount behind', async () => {
       const { result, lines, workspaceRoot } = await build(
         'auto',
