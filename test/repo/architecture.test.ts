@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -141,6 +141,23 @@ describe('features (docs/architecture.md#features)', () => {
     });
     expect(r.code).toBe(1);
     expect(r.out).toContain('features-on-the-list: server/features/extras/a.ts');
+  }, 60_000);
+});
+
+describe("docs/architecture.md's load measurements", () => {
+  it('run as written: each `node --import tsx -e "await import(...)"` loads its module and exits 0', async () => {
+    const doc = readFileSync(join(ROOT, 'docs/architecture.md'), 'utf8').replace(/\s+/g, ' ');
+    const commands = [...doc.matchAll(/`(node --import tsx -e "await import\('[^']+'\)")`/g)].map(
+      (m) => m[1]!,
+    );
+    expect(commands).toEqual([
+      `node --import tsx -e "await import('./server/main.ts')"`,
+      `node --import tsx -e "await import('./test/helpers/app.ts')"`,
+    ]);
+    for (const command of commands) {
+      const { stdout, stderr } = await run('sh', ['-c', command], { cwd: ROOT });
+      expect({ command, stdout, stderr }).toEqual({ command, stdout: '', stderr: '' });
+    }
   }, 60_000);
 });
 
