@@ -5,6 +5,8 @@
  * (docs/operating.md#plan-limits), e.g. `SLIPWAY_FREE_LIMITS=builds=2,memory=3GiB`.
  */
 export type PlanName = 'free' | 'pro' | 'enterprise';
+/** The plans from the lowest to the highest (a `cpu-cap` holds a plan while a higher one is busy). */
+export const PLAN_NAMES: readonly PlanName[] = ['free', 'pro', 'enterprise'];
 
 export interface PlanLimits {
   /** Builds of one organization running at once; null: only the server's own concurrency bounds them. */
@@ -15,6 +17,11 @@ export interface PlanLimits {
   appMemoryBytes: number;
   /** CPU share under contention, relative to other sandboxes (1 = the free plan's share). */
   cpu: number;
+  /**
+   * The part of the machine's CPUs (0 to 1) all of the plan's sandboxes together may use while a
+   * higher plan's sandboxes are busy; null: no cap (sandbox/cpu-pools.ts).
+   */
+  cpuCap: number | null;
   /** Bytes of uploaded files an organization may keep stored at once. */
   storageBytes: number;
   /** Bytes of build caches an organization may keep at once, across its projects. */
@@ -30,6 +37,7 @@ export const DEFAULT_PLAN_LIMITS: Readonly<Record<PlanName, PlanLimits>> = {
     memoryBytes: 2 * GiB,
     appMemoryBytes: 512 * MiB,
     cpu: 1,
+    cpuCap: 0.1,
     storageBytes: 1 * GiB,
     cacheBytes: 2 * GiB,
   },
@@ -38,6 +46,7 @@ export const DEFAULT_PLAN_LIMITS: Readonly<Record<PlanName, PlanLimits>> = {
     memoryBytes: 4 * GiB,
     appMemoryBytes: 1 * GiB,
     cpu: 2,
+    cpuCap: null,
     storageBytes: 10 * GiB,
     cacheBytes: 10 * GiB,
   },
@@ -46,18 +55,23 @@ export const DEFAULT_PLAN_LIMITS: Readonly<Record<PlanName, PlanLimits>> = {
     memoryBytes: 8 * GiB,
     appMemoryBytes: 2 * GiB,
     cpu: 4,
+    cpuCap: null,
     storageBytes: 100 * GiB,
     cacheBytes: 50 * GiB,
   },
 };
 
-type Key = 'builds' | 'memory' | 'app-memory' | 'cpu' | 'storage' | 'caches';
+type Key = 'builds' | 'memory' | 'app-memory' | 'cpu' | 'cpu-cap' | 'storage' | 'caches';
 
-const KEYS: Record<Key, { field: keyof PlanLimits; kind: 'count' | 'size' | 'share'; example: string }> = {
+const KEYS: Record<
+  Key,
+  { field: keyof PlanLimits; kind: 'count' | 'size' | 'share' | 'percent'; example: string }
+> = {
   builds: { field: 'builds', kind: 'count', example: 'builds=2 or builds=unlimited' },
   memory: { field: 'memoryBytes', kind: 'size', example: 'memory=4GiB' },
   'app-memory': { field: 'appMemoryBytes', kind: 'size', example: 'app-memory=1GiB' },
   cpu: { field: 'cpu', kind: 'share', example: 'cpu=2' },
+  'cpu-cap': { field: 'cpuCap', kind: 'percent', example: 'cpu-cap=50% or cpu-cap=none' },
   storage: { field: 'storageBytes', kind: 'size', example: 'storage=10GiB' },
   caches: { field: 'cacheBytes', kind: 'size', example: 'caches=5GiB' },
 };
@@ -87,6 +101,16 @@ export function parsePlanLimits(
     let parsed: number | null;
     if (spec.kind === 'count') {
       parsed = raw === 'unlimited' ? null : /^\d+$/.test(raw) && Number(raw) >= 1 ? Number(raw) : NaN;
+    } else if (spec.kind === 'percent') {
+      const pct = /^(\d+(?:\.\d+)?)%$/.exec(raw);
+      parsed =
+        raw === 'none'
+          ? null
+          : pct && Number(pct[1]) > 0 && Number(pct[1]) <= 100
+            ? Number(pct[1]) / 100
+            : NaN;
+      // 100% is no cap at all.
+      if (parsed === 1) parsed = null;
     } else if (spec.kind === 'share') {
       parsed = /^\d+(\.\d+)?$/.test(raw) && Number(raw) > 0 && Number(raw) <= 100 ? Number(raw) : NaN;
     } else {
@@ -99,7 +123,9 @@ export function parsePlanLimits(
           ? 'a positive whole number or "unlimited"'
           : spec.kind === 'share'
             ? 'a number above 0 and at most 100'
-            : 'a size';
+            : spec.kind === 'percent'
+              ? 'a percentage above 0% and at most 100%, or "none"'
+              : 'a size';
       return `${variable}: ${m[1]} must be ${what}, such as ${spec.example}, got "${raw}"`;
     }
     (limits as Record<string, number | null>)[spec.field] = parsed;

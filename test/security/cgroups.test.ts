@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -8,6 +8,7 @@ import { createSandbox, type Sandbox, type SandboxShare } from '../../server/pla
 import { spawnPlanned } from '../../server/platform/sandbox/spawn-planned.ts';
 import { systemLookup } from '../../server/core/ssrf.ts';
 import { createGitRepo, type GitRepo } from '../helpers/git-repo.ts';
+import { ownCgroups } from '../helpers/own-cgroups.ts';
 import { parseScrape, sample } from '../helpers/prometheus.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
 import { waitFor } from '../helpers/wait-for.ts';
@@ -63,9 +64,8 @@ async function run(script: string, opts: { network?: boolean; share?: SandboxSha
   return { ...result, out: lines.join('\n') };
 }
 
-/** This process's groups left under the parents (slipway/): group names start with the service's pid. */
-const ownGroups = () =>
-  sandbox.cgroups.parents.flatMap((p) => readdirSync(p).filter((name) => name.startsWith(`${process.pid}-`)));
+/** This process's groups left under the parents (slipway/, and the plans' pools in it). */
+const ownGroups = () => ownCgroups(sandbox.cgroups.parents);
 
 /** A group's file, for v1 (one directory per controller) and v2 alike. */
 function groupFile(procs: readonly string[], file: string): string {

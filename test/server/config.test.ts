@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../server/platform/config.ts';
 
@@ -78,15 +80,19 @@ describe('configuration of plan limits', () => {
       memoryBytes: 2 * 1024 ** 3,
       appMemoryBytes: 512 * 1024 ** 2,
       cpu: 1,
+      cpuCap: 0.1,
       storageBytes: 1024 ** 3,
       cacheBytes: 2 * 1024 ** 3,
     });
     expect(plans.enterprise.builds).toBeNull();
+    expect([plans.pro.cpuCap, plans.enterprise.cpuCap]).toEqual([null, null]);
     const changed = loadConfig({
       ...base,
-      SLIPWAY_FREE_LIMITS: 'builds=3, memory=3GiB,cpu=0.5',
-      SLIPWAY_PRO_LIMITS: 'builds=unlimited,storage=20GiB,caches=1GiB,app-memory=768MiB',
+      SLIPWAY_FREE_LIMITS: 'builds=3, memory=3GiB,cpu=0.5,cpu-cap=none',
+      SLIPWAY_PRO_LIMITS: 'builds=unlimited,storage=20GiB,caches=1GiB,app-memory=768MiB,cpu-cap=12.5%',
+      SLIPWAY_ENTERPRISE_LIMITS: 'cpu-cap=100%',
     }).plans;
+    expect([changed.free.cpuCap, changed.pro.cpuCap, changed.enterprise.cpuCap]).toEqual([null, 0.125, null]);
     expect(changed.free).toMatchObject({
       builds: 3,
       memoryBytes: 3 * 1024 ** 3,
@@ -102,10 +108,26 @@ describe('configuration of plan limits', () => {
     });
   });
 
+  it('reads docs/operating.md’s examples as written', () => {
+    const doc = readFileSync(join(import.meta.dirname, '../../docs/operating.md'), 'utf8');
+    const at = doc.indexOf('Change any of them with');
+    const start = doc.indexOf('```sh\n', at) + '```sh\n'.length;
+    const lines = doc.slice(start, doc.indexOf('\n```', start)).split('\n');
+    expect(lines).toHaveLength(2);
+    const env = Object.fromEntries(lines.map((l) => /^(\w+)=(\S+)/.exec(l)!.slice(1, 3)));
+    const plans = loadConfig({ ...base, ...env }).plans;
+    expect(plans.free).toMatchObject({ builds: 2, memoryBytes: 3 * 1024 ** 3, cpuCap: 0.1 });
+    expect(plans.pro.cpuCap).toBe(0.5);
+  });
+
   it('refuses an unknown key or a bad value, naming the variable, the key and what it expects', () => {
     expect(() => loadConfig({ ...base, SLIPWAY_FREE_LIMITS: 'ram=1GiB' })).toThrow(
-      'SLIPWAY_FREE_LIMITS: "ram=1GiB" is not one of builds=, memory=, app-memory=, cpu=, storage=, caches=',
+      'SLIPWAY_FREE_LIMITS: "ram=1GiB" is not one of builds=, memory=, app-memory=, cpu=, cpu-cap=, storage=, caches=',
     );
+    for (const bad of ['25', '0%', '101%', 'half'])
+      expect(() => loadConfig({ ...base, SLIPWAY_FREE_LIMITS: `cpu-cap=${bad}` })).toThrow(
+        `SLIPWAY_FREE_LIMITS: cpu-cap must be a percentage above 0% and at most 100%, or "none", such as cpu-cap=50% or cpu-cap=none, got "${bad}"`,
+      );
     expect(() => loadConfig({ ...base, SLIPWAY_PRO_LIMITS: 'builds=0' })).toThrow(
       'SLIPWAY_PRO_LIMITS: builds must be a positive whole number or "unlimited", such as builds=2 or builds=unlimited, got "0"',
     );

@@ -1,5 +1,6 @@
 import { lstatSync, readlinkSync } from 'node:fs';
 import { dirname } from 'node:path';
+import type { PlanName } from '../../core/plan-limits.ts';
 import type { SandboxGroup } from './cgroups.ts';
 import { CONNECT_HELPER } from './connect-helper.ts';
 
@@ -30,12 +31,14 @@ export interface SandboxLimits {
  * group's memory and CPU share (cgroups.ts).
  */
 export interface SandboxShare {
-  /** The plan's name, for messages (`the limit of the free plan`). */
-  plan: string;
+  /** The plan's name, for messages (`the limit of the free plan`) and its CPU pool (cpu-pools.ts). */
+  plan: PlanName;
   /** Every process of the sandbox together, shared memory and /tmp and /dev/shm pages included. */
   memoryBytes: number;
   /** CPU share under contention; 1 is the free plan's. */
   cpu: number;
+  /** The plan's `cpu-cap` (cpu-pools.ts); absent or null: none. */
+  cpuCap?: number | null;
 }
 
 /** One command to run inside a sandbox. Paths are the same inside as on the host. */

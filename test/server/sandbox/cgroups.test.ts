@@ -4,20 +4,20 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
-  readdirSync,
   readFileSync,
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCommand } from '../../../server/features/builds/run-command.ts';
 import { loadConfig } from '../../../server/platform/config.ts';
 import { createRuntimeSupervisor } from '../../../server/features/serving/edge/runtime.ts';
-import { detectCgroups, type Cgroups } from '../../../server/platform/sandbox/cgroups.ts';
+import { detectCgroups, type Cgroups, type SandboxGroup } from '../../../server/platform/sandbox/cgroups.ts';
 import { createSandbox } from '../../../server/platform/sandbox/index.ts';
 import { systemLookup } from '../../../server/core/ssrf.ts';
+import { ownCgroups } from '../../helpers/own-cgroups.ts';
 import { waitFor } from '../../helpers/wait-for.ts';
 
 const MiB = 1024 ** 2;
@@ -43,6 +43,39 @@ const inGroup = (procs: readonly string[], script: string) =>
     stdio: ['ignore', 'pipe', 'inherit'],
     detached: true,
   });
+
+/** The CPU time a group has used so far, in microseconds (cpuacct on v1, cpu.stat on v2). */
+function cpuUs(group: SandboxGroup): number {
+  for (const dir of group.dirs) {
+    if (existsSync(join(dir, 'cpuacct.usage')))
+      return Number(readFileSync(join(dir, 'cpuacct.usage'), 'utf8')) / 1000;
+    const stat = existsSync(join(dir, 'cpu.stat')) ? readFileSync(join(dir, 'cpu.stat'), 'utf8') : '';
+    const m = /^usage_usec (\d+)$/m.exec(stat);
+    if (m) return Number(m[1]);
+  }
+  throw new Error(`no CPU use to read in ${group.dirs.join(', ')}`);
+}
+
+/** docs/operating.md's command that shows the free plan's cap, run as written; its output. */
+async function docsCapCheck(): Promise<string> {
+  const doc = readFileSync(join(import.meta.dirname, '../../../docs/operating.md'), 'utf8');
+  const at = doc.indexOf('**Free sandboxes yield to paying ones');
+  const start = doc.indexOf('```sh\n', at) + '```sh\n'.length;
+  const script = doc.slice(start, doc.indexOf('\n```', start));
+  expect(script).toMatch(/^cat \/sys\/fs\/cgroup\/cpu\/slipway\/free\/cpu\.cfs_quota_us/);
+  const child = spawn('bash', ['-c', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const out = lines(child);
+  const code = await new Promise((r) => child.once('exit', r));
+  expect(code).toBe(0);
+  return out().trim();
+}
+
+/** How many CPUs a group used on average over the next `ms`. */
+async function cpusUsed(group: SandboxGroup, ms: number): Promise<number> {
+  const before = cpuUs(group);
+  await new Promise((r) => setTimeout(r, ms));
+  return (cpuUs(group) - before) / (ms * 1000);
+}
 
 const lines = (child: ReturnType<typeof spawn>) => {
   let out = '';
@@ -153,13 +186,62 @@ while time.time() < end:
     expect(await calm.release()).toMatchObject({ cpuLowered: null, forksRefused: 0, oomKills: 0 });
   });
 
+  it('hold a free sandbox to its plan’s cpu-cap while an enterprise sandbox is busy, and give it every CPU after', async (ctx) => {
+    if (!cgroups.pools) {
+      console.warn('NOTICE: the CPU pools test is skipped: no CPU controller for the sandboxes here');
+      ctx.skip();
+    }
+    const machine = cpus().length;
+    // A cap of 0.4 CPU, whatever the machine: below what one spinning process takes.
+    const free = cgroups.create({
+      memoryBytes: 64 * MiB,
+      cpu: 1,
+      processes: 8,
+      pool: { plan: 'free', cpuCap: 0.4 / machine },
+    });
+    const spin = 'exec sh -c "while :; do :; done"';
+    const flood = inGroup(free.procs, spin);
+    let busy: ReturnType<typeof spawn> | undefined;
+    try {
+      expect(await cpusUsed(free, 1000)).toBeGreaterThan(0.8);
+
+      const paying = cgroups.create({
+        memoryBytes: 64 * MiB,
+        cpu: 4,
+        processes: 8,
+        pool: { plan: 'enterprise', cpuCap: null },
+      });
+      expect(cgroups.pools!.capped.get('free')).toBeCloseTo(0.4);
+      // docs/operating.md's check of the cap, run as written (its path is cgroup v1's).
+      if (cgroups.version === 1) expect(await docsCapCheck()).toBe('40000');
+      busy = inGroup(paying.procs, spin);
+      const [freeUse, payingUse] = await Promise.all([cpusUsed(free, 1500), cpusUsed(paying, 1500)]);
+      expect(freeUse).toBeLessThan(0.5);
+      expect(payingUse).toBeGreaterThan(0.6);
+
+      busy.kill('SIGKILL');
+      await paying.release();
+      await waitFor('the cap to be lifted', () => !cgroups.pools!.capped.has('free'), 5000);
+      if (cgroups.version === 1) expect(await docsCapCheck()).toBe('-1');
+      expect(await cpusUsed(free, 1000)).toBeGreaterThan(0.8);
+    } finally {
+      flood.kill('SIGKILL');
+      busy?.kill('SIGKILL');
+      expect(await free.release()).toMatchObject({ removed: true });
+    }
+  });
+
   it('removes groups a crashed service left behind, at the next start', async (ctx) => {
     if (!cgroups.version) ctx.skip();
     // A pid that is gone: a process that has ended.
     const gone = spawn('true');
     await new Promise((r) => gone.once('exit', r));
-    const stale = cgroups.parents.map((p) => join(p, `${gone.pid}-1`));
-    for (const dir of stale) mkdirSync(dir);
+    const stale = [
+      ...cgroups.parents.map((p) => join(p, `${gone.pid}-1`)),
+      // ... and those in a plan's CPU pool.
+      ...(cgroups.pools ? [join(cgroups.parents.at(-1)!, 'free', `${gone.pid}-2`)] : []),
+    ];
+    for (const dir of stale) mkdirSync(dir, { recursive: true });
     detectCgroups();
     for (const dir of stale) expect(existsSync(dir)).toBe(false);
   });
@@ -220,6 +302,7 @@ describe('a server app’s group', { timeout: 60_000 }, () => {
       return {
         memory: readFileSync(join(at, 'memory.max'), 'utf8').trim(),
         cpu: readFileSync(join(at, 'cpu.weight'), 'utf8').trim(),
+        pool: paths.get('')!.split('/').at(-2),
       };
     }
     return {
@@ -228,6 +311,7 @@ describe('a server app’s group', { timeout: 60_000 }, () => {
         'utf8',
       ).trim(),
       cpu: readFileSync(join('/sys/fs/cgroup/cpu', paths.get('cpu')!, 'cpu.shares'), 'utf8').trim(),
+      pool: paths.get('cpu')!.split('/').at(-2),
     };
   }
 
@@ -261,23 +345,26 @@ describe('a server app’s group', { timeout: 60_000 }, () => {
       await start('first', 2, 1024 * MiB);
       expect(groupOf(supervisor.status('first')!.pid!)).toEqual(
         cgroups.version === 1
-          ? { memory: String(1024 * MiB), cpu: '2048' }
-          : { memory: String(1024 * MiB), cpu: '200' },
+          ? { memory: String(1024 * MiB), cpu: '2048', pool: 'pro' }
+          : { memory: String(1024 * MiB), cpu: '200', pool: 'pro' },
       );
       // The next app starts in the sandbox made ready ahead, whose group gets its plan's limits.
       const spare = await waitFor('a sandbox made ready ahead', () => supervisor.sparePort(), 10_000);
       const { port } = await start('second', 4, 2048 * MiB);
       expect(port).toBe(spare);
-      expect(groupOf(supervisor.status('second')!.pid!)).toEqual(
+      // ... and moves from the spare pool into its plan's (cpu-pools.ts), within a sweep's 250 ms
+      // where the spare's first process joined its group after the move.
+      const second = supervisor.status('second')!.pid!;
+      await waitFor('the app to be in its plan’s pool', () => groupOf(second).pool === 'enterprise', 2000);
+      expect(groupOf(second)).toEqual(
         cgroups.version === 1
-          ? { memory: String(2048 * MiB), cpu: '4096' }
-          : { memory: String(2048 * MiB), cpu: '400' },
+          ? { memory: String(2048 * MiB), cpu: '4096', pool: 'enterprise' }
+          : { memory: String(2048 * MiB), cpu: '400', pool: 'enterprise' },
       );
     } finally {
       await supervisor.stopAll();
     }
-    const own = () =>
-      cgroups.parents.flatMap((p) => readdirSync(p).filter((name) => name.startsWith(`${process.pid}-`)));
+    const own = () => ownCgroups(cgroups.parents);
     await waitFor('the apps’ groups to be removed', () => own().length === 0);
   });
 });

@@ -18,5 +18,10 @@ export async function sandboxShare(
     .where('p.id', '=', projectId)
     .executeTakeFirstOrThrow();
   const limits = deps.config.plans[plan];
-  return { plan, memoryBytes: use === 'build' ? limits.memoryBytes : limits.appMemoryBytes, cpu: limits.cpu };
+  return {
+    plan,
+    memoryBytes: use === 'build' ? limits.memoryBytes : limits.appMemoryBytes,
+    cpu: limits.cpu,
+    cpuCap: limits.cpuCap,
+  };
 }

@@ -10,9 +10,14 @@ export function banner(s: SandboxState, share: SandboxShare | undefined): string
   if (cgroups.version) {
     const memory = describeBytes(share?.memoryBytes ?? limits.memoryBytes);
     const whose = share ? ` (${share.plan} plan)` : '';
+    // The plan's pool cap (cpu-pools.ts), where there are pools.
+    const cap =
+      share?.cpuCap && cgroups.pools
+        ? ` (${Math.round(share.cpuCap * 1000) / 10}% of the machine's CPUs for all ${share.plan} sandboxes while a higher plan's are busy)`
+        : '';
     return [
       `Sandbox: ${limits.processes} processes, ${memory} of memory in all${whose}, ` +
-        `CPU share ${share?.cpu ?? 1}, ${rest}`,
+        `CPU share ${share?.cpu ?? 1}${cap}, ${rest}`,
       ...diskWarning,
     ];
   }

@@ -65,6 +65,7 @@ export function groupLimits(limits: SandboxLimits, share: SandboxShare | undefin
     memoryBytes: share?.memoryBytes ?? limits.memoryBytes,
     cpu: share?.cpu ?? 1,
     processes: limits.processes,
+    pool: share ? { plan: share.plan, cpuCap: share.cpuCap ?? null } : null,
   };
 }
 

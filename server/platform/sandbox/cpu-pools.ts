@@ -1,0 +1,204 @@
+import { cpus } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PLAN_NAMES, type PlanName } from '../../core/plan-limits.ts';
+import { systemClock, type Clock } from '../../core/clock.ts';
+import { every, type Every } from '../../core/every.ts';
+
+/**
+ * The plan a sandbox's CPU is counted under (GroupLimits.pool), with that plan's `cpu-cap`: the
+ * part of the machine's CPUs all of the plan's sandboxes together may use while a higher plan's
+ * sandboxes are busy (null: no cap).
+ */
+export interface PoolMembership {
+  plan: PlanName;
+  cpuCap: number | null;
+}
+
+/** A sandbox made before its plan is known (a server app's spare) waits in this pool, never capped. */
+export const SPARE_POOL = 'spare';
+
+/**
+ * A higher plan counts as busy while its sandboxes together used at least this much CPU in the
+ * last tick, and for BUSY_LINGER_MS after: the gaps between a build's commands (a checkout ends,
+ * the install starts) do not lift the cap, and an idle server app does not set it.
+ */
+const BUSY_CPU = 0.05;
+const BUSY_LINGER_MS = 2000;
+const TICK_MS = 250;
+
+/** Where one pool's files are, per kind of cgroup: its directory, its CPU cap's file and its use. */
+export interface PoolFiles {
+  /** The directory that holds the plan's groups (in the cpu hierarchy; the only one on v2). */
+  dir(pool: string): string;
+  /** Makes the pool's directories where missing (v2: with the controllers its groups need). */
+  ensure(pool: string): void;
+  /** The pool's CPU time used so far, in microseconds, or null where it cannot be read. */
+  usageUs(pool: string): number | null;
+  /** Caps the pool at `cpus` CPUs (null: lifts the cap). */
+  writeCap(pool: string, cpus: number | null): void;
+}
+
+/** cgroup v1: `cpu.cfs_quota_us` in the cpu hierarchy, the use from cpuacct (mounted with it or apart). */
+export function v1PoolFiles(cpuParent: string, cpuacctParent: string | null): PoolFiles {
+  const period = Number(readOr(join(cpuParent, 'cpu.cfs_period_us'), '100000')) || 100_000;
+  return {
+    dir: (pool) => join(cpuParent, pool),
+    ensure(pool) {
+      mkdirSync(join(cpuParent, pool), { recursive: true });
+      if (cpuacctParent) mkdirSync(join(cpuacctParent, pool), { recursive: true });
+    },
+    usageUs(pool) {
+      const ns = Number(readOr(join(cpuacctParent ?? cpuParent, pool, 'cpuacct.usage'), ''));
+      return Number.isFinite(ns) && ns >= 0 ? ns / 1000 : null;
+    },
+    writeCap(pool, n) {
+      writeFileSync(
+        join(cpuParent, pool, 'cpu.cfs_quota_us'),
+        n === null ? '-1' : String(Math.max(1000, Math.round(n * period))),
+      );
+    },
+  };
+}
+
+/** cgroup v2: `cpu.max` and `cpu.stat`'s usage_usec of the pool's directory. */
+export function v2PoolFiles(parent: string, controllers: string): PoolFiles {
+  return {
+    dir: (pool) => join(parent, pool),
+    ensure(pool) {
+      const dir = join(parent, pool);
+      if (existsSync(dir)) return;
+      mkdirSync(dir);
+      writeFileSync(join(dir, 'cgroup.subtree_control'), controllers);
+    },
+    usageUs(pool) {
+      const m = /^usage_usec (\d+)$/m.exec(readOr(join(parent, pool, 'cpu.stat'), ''));
+      return m ? Number(m[1]) : null;
+    },
+    writeCap(pool, n) {
+      writeFileSync(
+        join(parent, pool, 'cpu.max'),
+        n === null ? 'max 100000' : `${Math.max(1000, Math.round(n * 100_000))} 100000`,
+      );
+    },
+  };
+}
+
+function readOr(path: string, fallback: string): string {
+  try {
+    return readFileSync(path, 'utf8').trim();
+  } catch {
+    return fallback;
+  }
+}
+
+export interface CpuPools {
+  /**
+   * A group of `m`'s plan is being made (null: a spare's, in SPARE_POOL): its pool's directory
+   * exists when this returns, and a busy higher plan's cap on lower plans is in place before the
+   * group's first process runs. Call `left` when the group is gone.
+   */
+  joined(m: PoolMembership | null): string;
+  left(): void;
+  /** The caps in force now, by plan (for tests and the operator's metrics). */
+  readonly capped: ReadonlyMap<PlanName, number>;
+}
+
+export interface CpuPoolsOptions {
+  /** The machine's CPUs (default: os.cpus().length). */
+  machineCpus?: number;
+  /** The watch's time (a fake clock in tests drives its ticks). */
+  clock?: Clock;
+}
+
+/**
+ * The machine's CPU by plan. Each sandbox's CPU group sits in its plan's pool
+ * (`slipway/<plan>/<group>`), so a plan's sandboxes can be capped together, whatever the number
+ * of organizations behind them (free organizations cost nothing to make). A plan with a
+ * `cpu-cap` is held to that part of the machine's CPUs while a higher plan (free < pro <
+ * enterprise) is busy, and uses every CPU otherwise. A share (cpu.shares, cpu.weight) alone
+ * cannot do this: on a machine whose CPUs slow each other down (forks and page-table work on one
+ * CPU cost a process on another up to 1.6 x on the machines measured, docs/performance.md), a
+ * flood on an otherwise idle CPU costs a neighbour its speed without taking its CPU.
+ *
+ * Every process of the service (builders, edges) computes the same caps from the same files, so
+ * several on one machine agree; the watch runs only while this process has groups.
+ */
+export function createCpuPools(files: PoolFiles, opts: CpuPoolsOptions = {}): CpuPools {
+  const machine = opts.machineCpus ?? Math.max(1, cpus().length);
+  const clock = opts.clock ?? systemClock;
+  const now = () => clock.now().getTime();
+  const caps = new Map<PlanName, number>();
+  const lastUsage = new Map<PlanName, number>();
+  const lastBusy = new Map<PlanName, number>();
+  const written = new Map<PlanName, number | null>();
+  const capped = new Map<PlanName, number>();
+  let members = 0;
+  let watch: Every | null = null;
+
+  /** Reads each plan's use since the last tick. */
+  const measure = () => {
+    const t = now();
+    for (const plan of PLAN_NAMES) {
+      const used = files.usageUs(plan);
+      if (used === null) continue;
+      const before = lastUsage.get(plan);
+      lastUsage.set(plan, used);
+      if (before !== undefined && used - before >= BUSY_CPU * TICK_MS * 1000) lastBusy.set(plan, t);
+    }
+  };
+  /** Writes each capped plan's cap, or lifts it, where that changed. */
+  const decide = () => {
+    const t = now();
+    for (const [plan, cap] of caps) {
+      const higherBusy = PLAN_NAMES.slice(PLAN_NAMES.indexOf(plan) + 1).some(
+        (p) => t - (lastBusy.get(p) ?? -Infinity) < BUSY_LINGER_MS,
+      );
+      const want = higherBusy ? cap * machine : null;
+      if (written.get(plan) === want) continue;
+      try {
+        files.writeCap(plan, want);
+        written.set(plan, want);
+        if (want === null) capped.delete(plan);
+        else capped.set(plan, want);
+      } catch {
+        // The pool is not made yet in this hierarchy: the next tick tries again.
+      }
+    }
+  };
+
+  return {
+    joined(m) {
+      const pool = m?.plan ?? SPARE_POOL;
+      files.ensure(pool);
+      members++;
+      if (m) {
+        if (m.cpuCap !== null && m.cpuCap < 1) caps.set(m.plan, m.cpuCap);
+        else if (caps.delete(m.plan)) {
+          files.writeCap(m.plan, null);
+          written.set(m.plan, null);
+          capped.delete(m.plan);
+        }
+        // Its own sandbox makes its plan busy from its first moment, not a tick later.
+        lastBusy.set(m.plan, now());
+      }
+      decide();
+      watch ??= every(
+        TICK_MS,
+        () => {
+          measure();
+          decide();
+        },
+        { onError: () => undefined, clock },
+      );
+      return files.dir(pool);
+    },
+    left() {
+      members = Math.max(0, members - 1);
+      if (members > 0 || !watch) return;
+      void watch.stop();
+      watch = null;
+    },
+    capped,
+  };
+}

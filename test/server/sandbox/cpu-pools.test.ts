@@ -1,0 +1,91 @@
+import { describe, expect, it } from 'vitest';
+import { createCpuPools, type PoolFiles } from '../../../server/platform/sandbox/cpu-pools.ts';
+import { FakeClock } from '../../helpers/clock.ts';
+
+/** A pools' files in memory: each plan's CPU time used so far, and every cap written, in order. */
+function memoryFiles() {
+  const usage = new Map<string, number>();
+  const writes: [string, number | null][] = [];
+  const files: PoolFiles = {
+    dir: (pool) => `/pools/${pool}`,
+    ensure: (pool) => void usage.set(pool, usage.get(pool) ?? 0),
+    usageUs: (pool) => usage.get(pool) ?? null,
+    writeCap: (pool, cpus) => void writes.push([pool, cpus]),
+  };
+  /** `pool` uses `cpus` CPUs for `ms` (its counter moves as the kernel's would). */
+  const use = (pool: string, cpus: number, ms: number) =>
+    usage.set(pool, (usage.get(pool) ?? 0) + cpus * ms * 1000);
+  return { files, writes, use };
+}
+
+describe('the plans’ CPU pools', () => {
+  it('cap the free plan at its cpu-cap while an enterprise sandbox is busy, and lift it 2 s after', () => {
+    const clock = new FakeClock();
+    const { files, writes, use } = memoryFiles();
+    const pools = createCpuPools(files, { machineCpus: 4, clock });
+
+    expect(pools.joined({ plan: 'free', cpuCap: 0.25 })).toBe('/pools/free');
+    // Nothing higher is busy: the free plan has every CPU.
+    expect(writes).toEqual([['free', null]]);
+
+    // An enterprise sandbox starts: the cap is in place before its first process runs.
+    pools.joined({ plan: 'enterprise', cpuCap: null });
+    expect(writes.at(-1)).toEqual(['free', 1]);
+    expect(pools.capped.get('free')).toBe(1);
+
+    // While it keeps a fifth of a CPU busy, the cap stays.
+    for (let i = 0; i < 20; i++) {
+      use('enterprise', 0.2, 250);
+      clock.advance(250);
+    }
+    expect(pools.capped.get('free')).toBe(1);
+    expect(writes.filter(([p]) => p === 'free')).toHaveLength(2);
+
+    // It ends (or idles, as a server app between requests): the cap goes 2 s later, not before.
+    pools.left();
+    clock.advance(1500);
+    expect(pools.capped.get('free')).toBe(1);
+    clock.advance(1000);
+    expect(pools.capped.has('free')).toBe(false);
+    expect(writes.at(-1)).toEqual(['free', null]);
+  });
+
+  it('leave a plan alone beside its own plan’s and lower plans’ sandboxes, and an idle higher one', () => {
+    const clock = new FakeClock();
+    const { files, writes, use } = memoryFiles();
+    const pools = createCpuPools(files, { machineCpus: 2, clock });
+    pools.joined({ plan: 'pro', cpuCap: 0.5 });
+    pools.joined({ plan: 'pro', cpuCap: 0.5 });
+    pools.joined({ plan: 'free', cpuCap: 0.25 });
+    // The free sandbox was made while pro was busy: it starts capped, at a quarter of 2 CPUs.
+    expect(pools.capped.get('free')).toBe(0.5);
+    expect(pools.capped.has('pro')).toBe(false);
+    for (let i = 0; i < 12; i++) {
+      use('free', 2, 250);
+      use('pro', 1, 250);
+      clock.advance(250);
+    }
+    // Pro is busy: free stays capped; nothing above pro is busy: pro never is.
+    expect(pools.capped.get('free')).toBe(0.5);
+    expect(writes.filter(([p]) => p === 'pro').every(([, cpus]) => cpus === null)).toBe(true);
+    // Pro goes idle (1% of a CPU: a server app waiting for requests): free gets every CPU back.
+    for (let i = 0; i < 12; i++) {
+      use('pro', 0.01, 250);
+      clock.advance(250);
+    }
+    expect(pools.capped.has('free')).toBe(false);
+  });
+
+  it('watch only while this process has groups', () => {
+    const clock = new FakeClock();
+    const pools = createCpuPools(memoryFiles().files, { machineCpus: 2, clock });
+    expect(clock.loops).toBe(0);
+    pools.joined(null);
+    pools.joined({ plan: 'free', cpuCap: 0.25 });
+    expect(clock.loops).toBe(1);
+    pools.left();
+    expect(clock.loops).toBe(1);
+    pools.left();
+    expect(clock.loops).toBe(0);
+  });
+});
