@@ -64,6 +64,10 @@ export async function createTestApp(
     SLIPWAY_ENCRYPTION_KEY: Buffer.alloc(32, 7).toString('base64'),
     // Other features' tests read previews as before; protection's own set it (docs/protection.md).
     SLIPWAY_DEFAULT_PROTECTION: 'none',
+    // Test files run two at a time, all one developer's: a free organization's builds here would
+    // otherwise be held to the free plan's cpu-cap while another file's enterprise build runs
+    // (the cap's own tests: test/server/sandbox/cgroups.test.ts, cpu-pools.test.ts).
+    SLIPWAY_FREE_LIMITS: 'cpu-cap=none',
     ...database.env,
     ...opts.env,
   });
