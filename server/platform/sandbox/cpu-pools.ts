@@ -1,5 +1,5 @@
 import { cpus } from 'node:os';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PLAN_NAMES, type PlanName } from '../../core/plan-limits.ts';
 import { systemClock, type Clock } from '../../core/clock.ts';
@@ -35,6 +35,8 @@ export interface PoolFiles {
   ensure(pool: string): void;
   /** The pool's CPU time used so far, in microseconds, or null where it cannot be read. */
   usageUs(pool: string): number | null;
+  /** Whether the pool holds any group now (what counts as busy where its use cannot be read). */
+  hasGroups(pool: string): boolean;
   /** Caps the pool at `cpus` CPUs (null: lifts the cap). */
   writeCap(pool: string, cpus: number | null): void;
 }
@@ -49,9 +51,10 @@ export function v1PoolFiles(cpuParent: string, cpuacctParent: string | null): Po
       if (cpuacctParent) mkdirSync(join(cpuacctParent, pool), { recursive: true });
     },
     usageUs(pool) {
-      const ns = Number(readOr(join(cpuacctParent ?? cpuParent, pool, 'cpuacct.usage'), ''));
-      return Number.isFinite(ns) && ns >= 0 ? ns / 1000 : null;
+      const raw = readOr(join(cpuacctParent ?? cpuParent, pool, 'cpuacct.usage'), '');
+      return /^\d+$/.test(raw) ? Number(raw) / 1000 : null;
     },
+    hasGroups: (pool) => hasSubdirectories(join(cpuParent, pool)),
     writeCap(pool, n) {
       writeFileSync(
         join(cpuParent, pool, 'cpu.cfs_quota_us'),
@@ -75,6 +78,7 @@ export function v2PoolFiles(parent: string, controllers: string): PoolFiles {
       const m = /^usage_usec (\d+)$/m.exec(readOr(join(parent, pool, 'cpu.stat'), ''));
       return m ? Number(m[1]) : null;
     },
+    hasGroups: (pool) => hasSubdirectories(join(parent, pool)),
     writeCap(pool, n) {
       writeFileSync(
         join(parent, pool, 'cpu.max'),
@@ -82,6 +86,14 @@ export function v2PoolFiles(parent: string, controllers: string): PoolFiles {
       );
     },
   };
+}
+
+function hasSubdirectories(dir: string): boolean {
+  try {
+    return readdirSync(dir, { withFileTypes: true }).some((e) => e.isDirectory());
+  } catch {
+    return false;
+  }
 }
 
 function readOr(path: string, fallback: string): string {
@@ -136,12 +148,15 @@ export function createCpuPools(files: PoolFiles, opts: CpuPoolsOptions = {}): Cp
   let members = 0;
   let watch: Every | null = null;
 
-  /** Reads each plan's use since the last tick. */
+  /** Reads each plan's use since the last tick (where it cannot be read: whether it has groups). */
   const measure = () => {
     const t = now();
     for (const plan of PLAN_NAMES) {
       const used = files.usageUs(plan);
-      if (used === null) continue;
+      if (used === null) {
+        if (files.hasGroups(plan)) lastBusy.set(plan, t);
+        continue;
+      }
       const before = lastUsage.get(plan);
       lastUsage.set(plan, used);
       if (before !== undefined && used - before >= BUSY_CPU * TICK_MS * 1000) lastBusy.set(plan, t);

@@ -3,19 +3,21 @@ import { createCpuPools, type PoolFiles } from '../../../server/platform/sandbox
 import { FakeClock } from '../../helpers/clock.ts';
 
 /** A pools' files in memory: each plan's CPU time used so far, and every cap written, in order. */
-function memoryFiles() {
+function memoryFiles(readable = true) {
   const usage = new Map<string, number>();
   const writes: [string, number | null][] = [];
+  const groups = new Map<string, number>();
   const files: PoolFiles = {
     dir: (pool) => `/pools/${pool}`,
     ensure: (pool) => void usage.set(pool, usage.get(pool) ?? 0),
-    usageUs: (pool) => usage.get(pool) ?? null,
+    usageUs: (pool) => (readable ? (usage.get(pool) ?? null) : null),
+    hasGroups: (pool) => (groups.get(pool) ?? 0) > 0,
     writeCap: (pool, cpus) => void writes.push([pool, cpus]),
   };
   /** `pool` uses `cpus` CPUs for `ms` (its counter moves as the kernel's would). */
   const use = (pool: string, cpus: number, ms: number) =>
     usage.set(pool, (usage.get(pool) ?? 0) + cpus * ms * 1000);
-  return { files, writes, use };
+  return { files, writes, use, groups };
 }
 
 describe('the plans’ CPU pools', () => {
@@ -73,6 +75,21 @@ describe('the plans’ CPU pools', () => {
       use('pro', 0.01, 250);
       clock.advance(250);
     }
+    expect(pools.capped.has('free')).toBe(false);
+  });
+
+  it('count a higher plan busy while it has groups, where its CPU use cannot be read (v1 without cpuacct)', () => {
+    const clock = new FakeClock();
+    const { files, groups } = memoryFiles(false);
+    const pools = createCpuPools(files, { machineCpus: 2, clock });
+    pools.joined({ plan: 'free', cpuCap: 0.1 });
+    pools.joined({ plan: 'enterprise', cpuCap: null });
+    groups.set('enterprise', 1);
+    clock.advance(10_000);
+    expect(pools.capped.get('free')).toBeCloseTo(0.2);
+    groups.set('enterprise', 0);
+    pools.left();
+    clock.advance(2500);
     expect(pools.capped.has('free')).toBe(false);
   });
 
