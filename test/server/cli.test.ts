@@ -284,12 +284,16 @@ describe.concurrent(
         child.once('close', (code, signal) => r([code, signal])),
       );
       // The metrics listener starts first; the worker's sandbox (a test workspace mounted and
-      // removed) comes after it. The SIGTERM lands in between.
-      await waitFor('the metrics listener', () =>
-        fetch(`http://127.0.0.1:${metricsPort}/metrics`).then(
-          () => true,
-          () => false,
-        ),
+      // removed) comes after it. The SIGTERM lands in between. This file's serves start side by
+      // side: on a slow 2-core machine each took about 20 s to start, so the wait has the test's room.
+      await waitFor(
+        'the metrics listener',
+        () =>
+          fetch(`http://127.0.0.1:${metricsPort}/metrics`).then(
+            () => true,
+            () => false,
+          ),
+        80_000,
       );
       child.kill('SIGTERM');
       const [code, signal] = await exited;
