@@ -163,3 +163,25 @@ export function sweepMoved(pairs: readonly (readonly [from: string, to: string])
   const timer = every(LIMIT_WATCH_MS, sweep, { onError: () => undefined });
   return { stop: () => void timer.stop() };
 }
+
+/**
+ * How a group ended, read once it is empty (before its directories are removed) and its limit
+ * watch stopped: its counters, whether the watch lowered it, and the peak its memory controller
+ * kept in `peakFile`.
+ */
+export function endOf(
+  watch: ReturnType<typeof limitWatch> | undefined,
+  counters: { forks: number; oomKills: number } | null,
+  memoryBytes: number,
+  peakFile: string,
+): Omit<GroupEnd, 'removed'> {
+  const c = counters ?? { forks: 0, oomKills: 0 };
+  const peak = Number(read(peakFile));
+  return {
+    oomKills: c.oomKills,
+    memoryBytes,
+    peakBytes: Number.isFinite(peak) && peak > 0 ? peak : null,
+    forksRefused: c.forks,
+    cpuLowered: watch?.lowered ?? null,
+  };
+}

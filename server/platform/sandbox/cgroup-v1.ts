@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   empty,
+  endOf,
   errno,
   field,
   limitWatch,
@@ -13,7 +14,7 @@ import {
   removeAll,
   sweepMoved,
 } from './cgroup-common.ts';
-import type { Cgroups, GroupEnd, GroupLimits, SandboxGroup } from './cgroup-types.ts';
+import type { Cgroups, GroupLimits, SandboxGroup } from './cgroup-types.ts';
 import { SPARE_POOL, type CpuPools, type PoolMembership } from './cpu-pools.ts';
 
 export interface V1Parents {
@@ -104,7 +105,8 @@ function v1Group(parents: V1Parents, pools: CpuPools | null, limits: GroupLimits
       g.sweep?.stop();
       const all = [...dirs(), ...g.leftBehind];
       const emptied = await empty(all, () => undefined);
-      const end = ended(g);
+      g.watch?.stop();
+      const end = endOf(g.watch, counters(g), g.memoryBytes, join(g.memory, 'memory.max_usage_in_bytes'));
       const removed = emptied && removeAll(all);
       pools?.left();
       return { ...end, removed };
@@ -159,19 +161,5 @@ function counters(g: V1Group) {
     forks: field(events, 'max') ?? 0,
     atProcessLimit: Number(read(join(g.pids, 'pids.current'))) >= nearProcessLimit(g.processes),
     oomKills: field(read(join(g.memory, 'memory.oom_control')), 'oom_kill') ?? 0,
-  };
-}
-
-/** How the group ended, read once it is empty (before its directories are removed). */
-function ended(g: V1Group): Omit<GroupEnd, 'removed'> {
-  g.watch?.stop();
-  const c = counters(g) ?? { forks: 0, oomKills: 0 };
-  const peak = Number(read(join(g.memory, 'memory.max_usage_in_bytes')));
-  return {
-    oomKills: c.oomKills,
-    memoryBytes: g.memoryBytes,
-    peakBytes: Number.isFinite(peak) && peak > 0 ? peak : null,
-    forksRefused: c.forks,
-    cpuLowered: g.watch?.lowered ?? null,
   };
 }

@@ -2,6 +2,7 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   empty,
+  endOf,
   errno,
   field,
   limitWatch,
@@ -13,7 +14,7 @@ import {
   removeAll,
   sweepMoved,
 } from './cgroup-common.ts';
-import type { Cgroups, GroupEnd, GroupLimits, SandboxGroup } from './cgroup-types.ts';
+import type { Cgroups, GroupLimits, SandboxGroup } from './cgroup-types.ts';
 import { SPARE_POOL, type CpuPools, type PoolMembership } from './cpu-pools.ts';
 
 /**
@@ -69,7 +70,7 @@ function v2Group(parent: string, hasCpu: boolean, pools: CpuPools | null, limits
       // it charged so far stays with the old group until freed).
       pools.joined(next);
       const to = dirIn(next);
-      make(g, to, l.memoryBytes);
+      make(g, to);
       g.sweep?.stop();
       g.sweep = sweepMoved([[g.dir, to]]);
       g.leftBehind = [...g.leftBehind, g.dir];
@@ -83,7 +84,7 @@ function v2Group(parent: string, hasCpu: boolean, pools: CpuPools | null, limits
     writeCpu(g);
   };
   try {
-    make(g, g.dir, limits.memoryBytes);
+    make(g, g.dir);
     setLimits({ ...limits, pool });
   } catch (err) {
     removeAll([g.dir]);
@@ -106,7 +107,8 @@ function v2Group(parent: string, hasCpu: boolean, pools: CpuPools | null, limits
       g.sweep?.stop();
       const all = [g.dir, ...g.leftBehind];
       const emptied = await empty(all, () => killAll(all));
-      const end = ended(g);
+      g.watch?.stop();
+      const end = endOf(g.watch, counters(g), g.memoryBytes, join(g.dir, 'memory.peak'));
       const removed = emptied && removeAll(all);
       pools?.left();
       return { ...end, removed };
@@ -114,10 +116,9 @@ function v2Group(parent: string, hasCpu: boolean, pools: CpuPools | null, limits
   };
 }
 
-/** Makes a group directory `at` with its memory (no swap) and process limits. */
-function make(g: V2Group, at: string, memoryBytes: number) {
+/** Makes a group directory `at` without swap and with its process limit (setLimits writes the rest). */
+function make(g: V2Group, at: string) {
   mkdirSync(at);
-  writeFileSync(join(at, 'memory.max'), String(memoryBytes));
   // Swapped-out tmpfs and shared pages would otherwise leave the memory limit.
   if (existsSync(join(at, 'memory.swap.max'))) writeFileSync(join(at, 'memory.swap.max'), '0');
   writeFileSync(join(at, 'pids.max'), String(g.processes));
@@ -147,18 +148,4 @@ function killAll(dirs: readonly string[]) {
       // Removed meanwhile, or an older kernel: the pids are killed one by one as well.
     }
   }
-}
-
-/** How the group ended, read once it is empty (before its directories are removed). */
-function ended(g: V2Group): Omit<GroupEnd, 'removed'> {
-  g.watch?.stop();
-  const c = counters(g) ?? { forks: 0, oomKills: 0 };
-  const peak = Number(read(join(g.dir, 'memory.peak')));
-  return {
-    oomKills: c.oomKills,
-    memoryBytes: g.memoryBytes,
-    peakBytes: Number.isFinite(peak) && peak > 0 ? peak : null,
-    forksRefused: c.forks,
-    cpuLowered: g.watch?.lowered ?? null,
-  };
 }

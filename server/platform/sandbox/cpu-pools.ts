@@ -140,11 +140,12 @@ export function createCpuPools(files: PoolFiles, opts: CpuPoolsOptions = {}): Cp
   const machine = opts.machineCpus ?? Math.max(1, cpus().length);
   const clock = opts.clock ?? systemClock;
   const now = () => clock.now().getTime();
-  const caps = new Map<PlanName, number>();
+  /** Each plan's cpu-cap, as its groups here said (null: none). */
+  const caps = new Map<PlanName, number | null>();
   const lastUsage = new Map<PlanName, number>();
   const lastBusy = new Map<PlanName, number>();
+  /** The cap last written per plan, in CPUs (null: lifted). */
   const written = new Map<PlanName, number | null>();
-  const capped = new Map<PlanName, number>();
   let members = 0;
   let watch: Every | null = null;
 
@@ -169,13 +170,13 @@ export function createCpuPools(files: PoolFiles, opts: CpuPoolsOptions = {}): Cp
       const higherBusy = PLAN_NAMES.slice(PLAN_NAMES.indexOf(plan) + 1).some(
         (p) => t - (lastBusy.get(p) ?? -Infinity) < BUSY_LINGER_MS,
       );
-      const want = higherBusy ? cap * machine : null;
-      if (written.get(plan) === want) continue;
+      const want = higherBusy && cap !== null ? cap * machine : null;
+      // A plan without a cap that this process never capped has nothing to lift.
+      const inForce = written.has(plan) ? written.get(plan) : cap === null ? null : undefined;
+      if (inForce === want) continue;
       try {
         files.writeCap(plan, want);
         written.set(plan, want);
-        if (want === null) capped.delete(plan);
-        else capped.set(plan, want);
       } catch {
         // The pool is not made yet in this hierarchy: the next tick tries again.
       }
@@ -188,12 +189,7 @@ export function createCpuPools(files: PoolFiles, opts: CpuPoolsOptions = {}): Cp
       files.ensure(pool);
       members++;
       if (m) {
-        if (m.cpuCap !== null && m.cpuCap < 1) caps.set(m.plan, m.cpuCap);
-        else if (caps.delete(m.plan)) {
-          files.writeCap(m.plan, null);
-          written.set(m.plan, null);
-          capped.delete(m.plan);
-        }
+        caps.set(m.plan, m.cpuCap !== null && m.cpuCap < 1 ? m.cpuCap : null);
         // Its own sandbox makes its plan busy from its first moment, not a tick later.
         lastBusy.set(m.plan, now());
       }
@@ -214,6 +210,8 @@ export function createCpuPools(files: PoolFiles, opts: CpuPoolsOptions = {}): Cp
       void watch.stop();
       watch = null;
     },
-    capped,
+    get capped() {
+      return new Map([...written].filter((e): e is [PlanName, number] => e[1] !== null));
+    },
   };
 }
