@@ -127,6 +127,49 @@ describe('each sandbox is bounded as a whole by a control group', { timeout: 60_
     expect(r.group!.oomKills).toBeGreaterThanOrEqual(1);
   });
 
+  it('a free sandbox cannot lift its plan’s cpu-cap nor move into a paying plan’s pool', async (ctx) => {
+    if (noGroups) ctx.skip();
+    const cpuParent = sandbox.cgroups.parents.find((p) => /\/cpu\/slipway$/.test(p));
+    const unified = sandbox.cgroups.version === 2 ? sandbox.cgroups.parents[0] : undefined;
+    const capFile = cpuParent
+      ? join(cpuParent, 'free', 'cpu.cfs_quota_us')
+      : unified && join(unified, 'free', 'cpu.max');
+    if (!capFile) ctx.skip();
+    // A paying sandbox kept busy: the free plan's pool is capped while it runs.
+    const paying = sandbox.withShare({ plan: 'enterprise', memoryBytes: 256 * MiB, cpu: 4 }).plan({
+      argv: ['sh', '-c', 'while :; do :; done'],
+      cwd: '/',
+      env: { PATH: '/usr/bin:/bin' },
+      writable: [],
+      readOnly: [],
+    });
+    const busy = spawnPlanned(paying);
+    try {
+      const pools = [capFile!, dirname(dirname(capFile!))];
+      const r = await run(
+        [
+          `for f in ${capFile} /sys/fs/cgroup/cpu/slipway/free/cpu.cfs_quota_us /sys/fs/cgroup/slipway/free/cpu.max; do`,
+          '  (echo -1 > "$f") 2>/dev/null && echo "lifted via $f"',
+          'done',
+          `for f in ${pools[1]}/enterprise/cgroup.procs /sys/fs/cgroup/cpu/cgroup.procs /sys/fs/cgroup/cpu/slipway/spare/cgroup.procs; do`,
+          '  (echo $$ > "$f") 2>/dev/null && echo "moved via $f"',
+          'done',
+          'mkdir -p /tmp/cg && (mount -t cgroup -o cpu none /tmp/cg 2>/dev/null && echo "mounted cpu")',
+          'echo tried',
+        ].join('\n'),
+        { share: { ...SHARE, cpuCap: 0.1 } },
+      );
+      expect(r.out).toMatch(/^tried$/m);
+      expect(r.out).not.toMatch(/lifted|moved|mounted/);
+      // The cap is in force on the host, untouched: a tenth of the machine's CPUs.
+      const cap = readFileSync(capFile!, 'utf8').trim();
+      expect(cap).not.toMatch(/^(-1|max)/);
+    } finally {
+      process.kill(-busy.pid!, 'SIGKILL');
+      await paying.group!.release();
+    }
+  });
+
   it('files in /tmp and /dev/shm count against the group: 2 × 60 MiB under a 96 MiB group is killed', async (ctx) => {
     if (noGroups) ctx.skip();
     const r = await run(
