@@ -12,6 +12,7 @@ import {
   createRuntimeLogSink,
   createRuntimeSupervisor,
   type RuntimeSupervisor,
+  createServingLoad,
   createEdgeServer,
   type EdgeServerOptions,
   type RequestRecord,
@@ -34,7 +35,7 @@ import {
 import type { Sandbox } from '../platform/sandbox/index.ts';
 import type { Deps } from '../platform/deps/deps.ts';
 import { resolveBuildEnv } from '../features/deployments/roles.ts';
-import { sandboxShare } from '../features/identity/roles.ts';
+import { planOfProject, sandboxShare } from '../features/identity/roles.ts';
 import { onRoutingChange } from '../platform/deps/routing-signal.ts';
 
 export interface EdgeRole {
@@ -63,6 +64,7 @@ export async function startEdge(deps: Deps, sandbox: Sandbox, opts: EdgeOptions 
   const apps = await startServerApps(deps, sandbox);
   const { supervisor, launcher } = apps;
   const recorder = createRequestRecorder(deps);
+  const load = servingLoadOf(deps, sandbox);
   const server = createEdgeServer({
     resolver,
     artifactsRoot: apps.localRoot,
@@ -71,7 +73,10 @@ export async function startEdge(deps: Deps, sandbox: Sandbox, opts: EdgeOptions 
     supervisor,
     proxy: apps.proxy,
     launcher,
-    onRequest: edgeRequestHook(deps, (r) => recorder.record(r)),
+    onRequest: edgeRequestHook(deps, (r) => {
+      recorder.record(r);
+      load?.record(r.projectId);
+    }),
     ...edgeRecordingOptions(deps),
     acmeChallenge: (token) => findChallenge(deps, token),
     protection: createProtectionGate({
@@ -98,6 +103,7 @@ export async function startEdge(deps: Deps, sandbox: Sandbox, opts: EdgeOptions 
     await new Promise<void>((resolve) => server.close(() => resolve()));
     await apps.stop();
     await recorder.close();
+    await load?.stop();
   };
   if (config.edgeTlsPort !== undefined) {
     const tlsPort = config.edgeTlsPort;
@@ -113,6 +119,19 @@ export async function startEdge(deps: Deps, sandbox: Sandbox, opts: EdgeOptions 
     supervisor,
     stop: stopAll,
   };
+}
+
+/**
+ * What the edge serves by plan, told to the sandbox's CPU pools (a paying tenant's busy site holds
+ * the lower plans to their `cpu-cap`, as its builds do); null where sandboxes have no CPU pools.
+ */
+function servingLoadOf(deps: Deps, sandbox: Sandbox) {
+  if (!sandbox.served) return null;
+  // Real time, as the CPU time it is set against (deps.clock may be a test's fake).
+  return createServingLoad({
+    lookUpPlan: (projectId) => planOfProject(deps, projectId),
+    served: (cpuByPlan) => sandbox.served?.(cpuByPlan),
+  });
 }
 
 /**

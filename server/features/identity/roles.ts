@@ -3,4 +3,4 @@
  * Apart from index.ts so that the API, which loads index.ts, does not load them
  * (docs/architecture.md#features).
  */
-export { sandboxShare } from './organizations/sandbox-share.ts';
+export { planOfProject, sandboxShare } from './organizations/sandbox-share.ts';

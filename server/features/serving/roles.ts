@@ -14,6 +14,7 @@ export { proxyFor } from './edge/proxy.ts';
 export { createHostResolver } from './edge/resolve-host.ts';
 export { createRuntimeLogSink } from './edge/runtime-log.ts';
 export { createRuntimeSupervisor } from './edge/runtime.ts';
+export { createServingLoad } from './edge/serving-load.ts';
 export type { RuntimeSupervisor } from './edge/runtime.ts';
 export { createEdgeServer } from './edge/server.ts';
 export type { EdgeServerOptions, RequestRecord } from './edge/server.ts';

@@ -4,7 +4,7 @@ import { errno, kill, read, tasks } from './cgroup-common.ts';
 import type { Cgroups } from './cgroup-types.ts';
 import { v1Groups } from './cgroup-v1.ts';
 import { v2Groups } from './cgroup-v2.ts';
-import { createCpuPools, v1PoolFiles, v2PoolFiles } from './cpu-pools.ts';
+import { createCpuPools, SERVING_MARKER, v1PoolFiles, v2PoolFiles } from './cpu-pools.ts';
 
 export type { Cgroups, GroupEnd, GroupLimits, SandboxGroup } from './cgroup-types.ts';
 export { LIMIT_HIT_CPU_SHARE } from './cgroup-common.ts';
@@ -141,7 +141,16 @@ function probe(cgroups: Cgroups): void {
 
 const GROUP_NAME = /^(\d+)-\d+$/;
 
-/** Every group directory under `parent`, also those one level down, in a pool (cpu-pools.ts). */
+/** The pid of the process that made a group or a pool's serving marker (cpu-pools.ts); null: neither. */
+function ownerOf(name: string): number | null {
+  const m = GROUP_NAME.exec(name) ?? SERVING_MARKER.exec(name);
+  return m ? Number(m[1]) : null;
+}
+
+/**
+ * Every group directory under `parent`, also those one level down, in a pool (cpu-pools.ts),
+ * with the pools' serving markers.
+ */
 function groupDirsUnder(parent: string): { name: string; dir: string }[] {
   const found: { name: string; dir: string }[] = [];
   for (const entry of readdirSync(parent, { withFileTypes: true })) {
@@ -149,20 +158,23 @@ function groupDirsUnder(parent: string): { name: string; dir: string }[] {
     if (GROUP_NAME.test(entry.name)) found.push({ name: entry.name, dir: join(parent, entry.name) });
     else
       for (const inner of readdirSync(join(parent, entry.name), { withFileTypes: true }))
-        if (inner.isDirectory() && GROUP_NAME.test(inner.name))
+        if (inner.isDirectory() && ownerOf(inner.name) !== null)
           found.push({ name: inner.name, dir: join(parent, entry.name, inner.name) });
   }
   return found;
 }
 
-/** Groups whose service is gone (it crashed): their processes are killed and the groups removed. */
+/**
+ * Groups and serving markers whose service is gone (it crashed): the groups' processes are killed
+ * and the directories removed.
+ */
 function removeStale(cgroups: Cgroups): void {
   const byName = new Map<string, string[]>();
   for (const parent of cgroups.parents)
     for (const { name, dir } of groupDirsUnder(parent)) byName.set(name, [...(byName.get(name) ?? []), dir]);
   for (const [name, dirs] of byName) {
-    const m = GROUP_NAME.exec(name)!;
-    if (Number(m[1]) === process.pid || alive(Number(m[1]))) continue;
+    const owner = ownerOf(name)!;
+    if (owner === process.pid || alive(owner)) continue;
     for (const dir of dirs) for (const pid of tasks(dir)) kill(pid);
     for (const dir of dirs) {
       try {

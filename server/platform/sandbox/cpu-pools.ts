@@ -1,5 +1,14 @@
 import { cpus } from 'node:os';
-import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmdirSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { PLAN_NAMES, type PlanName } from '../../core/plan-limits.ts';
 import { systemClock, type Clock } from '../../core/clock.ts';
@@ -27,6 +36,13 @@ const BUSY_CPU = 0.05;
 const BUSY_LINGER_MS = 2000;
 const TICK_MS = 250;
 
+/**
+ * A process whose edge is busy serving a plan's sites (CpuPools.served) keeps an empty directory
+ * of this name and its pid in the plan's pool, touched every tick: the edge's work is the
+ * service's, outside every sandbox, and every process on the machine reads the pools' files.
+ */
+export const SERVING_MARKER = /^serving-(\d+)$/;
+
 /** Where one pool's files are, per kind of cgroup: its directory, its CPU cap's file and its use. */
 export interface PoolFiles {
   /** The directory that holds the plan's groups (in the cpu hierarchy; the only one on v2). */
@@ -39,13 +55,67 @@ export interface PoolFiles {
   hasGroups(pool: string): boolean;
   /** Caps the pool at `cpus` CPUs (null: lifts the cap). */
   writeCap(pool: string, cpus: number | null): void;
+  /** Makes or touches the marker `name` (SERVING_MARKER) in the pool. */
+  mark(pool: string, name: string): void;
+  /** Removes the marker `name`, if there. */
+  unmark(pool: string, name: string): void;
+  /** When the pool's freshest marker was last touched (ms since the epoch), or null: none. */
+  lastMarked(pool: string): number | null;
+}
+
+/** The marker functions of PoolFiles over real directories (the pool's `dir`). */
+function markerFiles(dir: (pool: string) => string): Pick<PoolFiles, 'mark' | 'unmark' | 'lastMarked'> {
+  return {
+    mark(pool, name) {
+      const path = join(dir(pool), name);
+      const t = new Date();
+      try {
+        utimesSync(path, t, t);
+      } catch {
+        // Not made yet, or removed by a process's start (cgroups.ts removes those of dead pids).
+        mkdirSync(path);
+      }
+    },
+    unmark(pool, name) {
+      try {
+        rmdirSync(join(dir(pool), name));
+      } catch {
+        // Gone already.
+      }
+    },
+    lastMarked(pool) {
+      let last: number | null = null;
+      for (const name of markersIn(dir(pool))) {
+        try {
+          const t = statSync(join(dir(pool), name)).mtimeMs;
+          if (last === null || t > last) last = t;
+        } catch {
+          // Removed meanwhile.
+        }
+      }
+      return last;
+    },
+  };
+}
+
+/** The names of the serving markers in a pool's directory. */
+function markersIn(dir: string): string[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.isDirectory() && SERVING_MARKER.test(e.name))
+      .map((e) => e.name);
+  } catch {
+    return [];
+  }
 }
 
 /** cgroup v1: `cpu.cfs_quota_us` in the cpu hierarchy, the use from cpuacct (mounted with it or apart). */
 export function v1PoolFiles(cpuParent: string, cpuacctParent: string | null): PoolFiles {
   const period = Number(readOr(join(cpuParent, 'cpu.cfs_period_us'), '100000')) || 100_000;
+  const dir = (pool: string) => join(cpuParent, pool);
   return {
-    dir: (pool) => join(cpuParent, pool),
+    dir,
+    ...markerFiles(dir),
     ensure(pool) {
       mkdirSync(join(cpuParent, pool), { recursive: true });
       if (cpuacctParent) mkdirSync(join(cpuacctParent, pool), { recursive: true });
@@ -66,8 +136,10 @@ export function v1PoolFiles(cpuParent: string, cpuacctParent: string | null): Po
 
 /** cgroup v2: `cpu.max` and `cpu.stat`'s usage_usec of the pool's directory. */
 export function v2PoolFiles(parent: string, controllers: string): PoolFiles {
+  const dir = (pool: string) => join(parent, pool);
   return {
-    dir: (pool) => join(parent, pool),
+    dir,
+    ...markerFiles(dir),
     ensure(pool) {
       const dir = join(parent, pool);
       if (existsSync(dir)) return;
@@ -90,7 +162,9 @@ export function v2PoolFiles(parent: string, controllers: string): PoolFiles {
 
 function hasSubdirectories(dir: string): boolean {
   try {
-    return readdirSync(dir, { withFileTypes: true }).some((e) => e.isDirectory());
+    return readdirSync(dir, { withFileTypes: true }).some(
+      (e) => e.isDirectory() && !SERVING_MARKER.test(e.name),
+    );
   } catch {
     return false;
   }
@@ -112,6 +186,13 @@ export interface CpuPools {
    */
   joined(m: PoolMembership | null): string;
   left(): void;
+  /**
+   * The CPU this process's edge spent serving each plan's sites in its last tick, in CPUs
+   * (edge/serving-load.ts). A plan at BUSY_CPU or more counts as busy, in every process on the
+   * machine, while this process keeps saying so (its marker is touched) and for the linger after.
+   * An empty map takes this process's word back.
+   */
+  served(cpuByPlan: ReadonlyMap<PlanName, number>): void;
   /** The caps in force now, by plan (for tests and the operator's metrics). */
   readonly capped: ReadonlyMap<PlanName, number>;
 }
@@ -142,27 +223,14 @@ export function createCpuPools(files: PoolFiles, opts: CpuPoolsOptions = {}): Cp
   const now = () => clock.now().getTime();
   /** Each plan's cpu-cap, as its groups here said (null: none). */
   const caps = new Map<PlanName, number | null>();
-  const lastUsage = new Map<PlanName, number>();
+  /** When each plan was last busy (ms of the clock). */
   const lastBusy = new Map<PlanName, number>();
+  const measure = busyMeter(files, lastBusy, now);
   /** The cap last written per plan, in CPUs (null: lifted). */
   const written = new Map<PlanName, number | null>();
   let members = 0;
   let watch: Every | null = null;
 
-  /** Reads each plan's use since the last tick (where it cannot be read: whether it has groups). */
-  const measure = () => {
-    const t = now();
-    for (const plan of PLAN_NAMES) {
-      const used = files.usageUs(plan);
-      if (used === null) {
-        if (files.hasGroups(plan)) lastBusy.set(plan, t);
-        continue;
-      }
-      const before = lastUsage.get(plan);
-      lastUsage.set(plan, used);
-      if (before !== undefined && used - before >= BUSY_CPU * TICK_MS * 1000) lastBusy.set(plan, t);
-    }
-  };
   /** Writes each capped plan's cap, or lifts it, where that changed. */
   const decide = () => {
     const t = now();
@@ -210,8 +278,64 @@ export function createCpuPools(files: PoolFiles, opts: CpuPoolsOptions = {}): Cp
       void watch.stop();
       watch = null;
     },
+    served: servingMarker(files),
     get capped() {
       return new Map([...written].filter((e): e is [PlanName, number] => e[1] !== null));
     },
+  };
+}
+
+/**
+ * CpuPools.served over `files`: this process's marker in the pool of each plan its edge keeps busy
+ * (the lowest plan's traffic caps no plan: it is not marked), taken out of the others.
+ */
+function servingMarker(files: PoolFiles): CpuPools['served'] {
+  const marker = `serving-${process.pid}`;
+  /** The plans whose pools hold the marker now. */
+  const marking = new Set<PlanName>();
+  return (cpuByPlan) => {
+    const busy = new Set(
+      [...cpuByPlan]
+        .filter(([plan, cpu]) => cpu >= BUSY_CPU && PLAN_NAMES.indexOf(plan) > 0)
+        .map(([plan]) => plan),
+    );
+    for (const plan of busy) {
+      try {
+        if (!marking.has(plan)) files.ensure(plan);
+        files.mark(plan, marker);
+        marking.add(plan);
+      } catch {
+        // The pool cannot be made here: the next tick tries again.
+      }
+    }
+    for (const plan of marking) {
+      if (busy.has(plan)) continue;
+      files.unmark(plan, marker);
+      marking.delete(plan);
+    }
+  };
+}
+
+/**
+ * Sets in `lastBusy` when each plan was busy: its pool's use since the last call (where it cannot
+ * be read: whether it has groups), or an edge's serving marker (this process's or another's).
+ */
+function busyMeter(files: PoolFiles, lastBusy: Map<PlanName, number>, now: () => number): () => void {
+  const lastUsage = new Map<PlanName, number>();
+  return () => {
+    const t = now();
+    for (const plan of PLAN_NAMES) {
+      const used = files.usageUs(plan);
+      if (used === null) {
+        if (files.hasGroups(plan)) lastBusy.set(plan, t);
+      } else {
+        const before = lastUsage.get(plan);
+        lastUsage.set(plan, used);
+        if (before !== undefined && used - before >= BUSY_CPU * TICK_MS * 1000) lastBusy.set(plan, t);
+      }
+      const marked = files.lastMarked(plan);
+      if (marked !== null && marked > (lastBusy.get(plan) ?? -Infinity))
+        lastBusy.set(plan, Math.min(marked, t));
+    }
   };
 }

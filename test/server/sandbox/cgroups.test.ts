@@ -10,6 +10,8 @@ import { detectCgroups, type Cgroups, type SandboxGroup } from '../../../server/
 import { createSandbox } from '../../../server/platform/sandbox/index.ts';
 import { systemLookup } from '../../../server/core/ssrf.ts';
 import { ownCgroups } from '../../helpers/own-cgroups.ts';
+import { createGitRepo } from '../../helpers/git-repo.ts';
+import { deploymentDone, startStack } from '../../helpers/stack.ts';
 import { waitFor } from '../../helpers/wait-for.ts';
 
 const MiB = 1024 ** 2;
@@ -273,6 +275,71 @@ describe('a sandbox without control groups', { timeout: 30_000 }, () => {
       said: ['ran'],
       group: undefined,
     });
+  });
+});
+
+describe('a paying tenant’s site served by the edge', { timeout: 120_000 }, () => {
+  it('holds free sandboxes to their cpu-cap while its traffic keeps the edge busy, and lifts it after', async (ctx) => {
+    if (!cgroups.pools) {
+      console.warn('NOTICE: the edge’s CPU pools test is skipped: no CPU controller for the sandboxes here');
+      ctx.skip();
+    }
+    const stack = await startStack();
+    const free = cgroups.create({
+      memoryBytes: 64 * MiB,
+      cpu: 1,
+      processes: 8,
+      pool: { plan: 'free', cpuCap: 0.4 / cpus().length },
+    });
+    const flood = inGroup(free.procs, 'exec sh -c "while :; do :; done"');
+    try {
+      // An enterprise organization's static site (stack users are enterprise), really built.
+      const user = await stack.user();
+      const api = stack.client(user.token);
+      const repo = createGitRepo({ files: { 'index.html': '<h1>paying</h1>' } });
+      const project = await api.projects.create({
+        name: 'paying',
+        repositoryUrl: repo.url,
+        organizationId: user.orgId,
+      });
+      const live = await deploymentDone(api, (await api.deployments.create(project.id)).id);
+      expect(live.status).toBe('live');
+      // Its build (an enterprise sandbox) capped the free plan; 2 s after it, no more.
+      await waitFor('the cap to be lifted after the build', () => !cgroups.pools!.capped.has('free'), 10_000);
+
+      // Visitors, four at a time, for as long as it takes (the edge's own work, outside any sandbox).
+      let visiting = true;
+      const answers: number[] = [];
+      const visitor = async () => {
+        while (visiting) answers.push((await stack.fetchFromEdge(live.url)).status);
+      };
+      const visitors = [visitor(), visitor(), visitor(), visitor()];
+      try {
+        await waitFor('the cap while the site is busy', () => cgroups.pools!.capped.get('free'), 10_000);
+        expect(cgroups.pools!.capped.get('free')).toBeCloseTo(0.4);
+        if (cgroups.version === 1) expect(await docsCapCheck()).toBe('40000');
+        // Held while the traffic goes on (longer than the 2 s linger).
+        await new Promise((r) => setTimeout(r, 2500));
+        expect(cgroups.pools!.capped.get('free')).toBeCloseTo(0.4);
+      } finally {
+        visiting = false;
+        await Promise.all(visitors);
+      }
+      expect(answers.length).toBeGreaterThan(100);
+      expect(new Set(answers)).toEqual(new Set([200]));
+      const quiet = Date.now();
+      await waitFor(
+        'the cap to be lifted after the traffic',
+        () => !cgroups.pools!.capped.has('free'),
+        10_000,
+      );
+      expect(Date.now() - quiet).toBeGreaterThan(1500);
+      if (cgroups.version === 1) expect(await docsCapCheck()).toBe('-1');
+    } finally {
+      flood.kill('SIGKILL');
+      await free.release();
+      await stack.stop();
+    }
   });
 });
 

@@ -44,6 +44,8 @@ export function bubblewrapSandbox(s: SandboxState): Sandbox {
     isListening,
     refresh: () => refresh(s),
   };
+  const pools = s.cgroups.pools;
+  if (pools) sandbox.served = (plans) => pools.served(plans);
   return sandbox;
 }
 

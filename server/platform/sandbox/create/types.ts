@@ -1,3 +1,4 @@
+import type { PlanName } from '../../../core/plan-limits.ts';
 import type { LookupAll } from '../../../core/ssrf.ts';
 import type { Cgroups, SandboxGroup } from '../cgroups.ts';
 import type { findTools } from '../detect.ts';
@@ -53,6 +54,12 @@ export interface Sandbox {
   isListening(pid: number, port: number): Promise<boolean>;
   /** Re-resolves the host names of the allow list. */
   refresh(): Promise<void>;
+  /**
+   * The CPU this process's edge spent serving each plan's sites in its last tick, in CPUs: a busy
+   * paying plan's traffic holds the lower plans to their `cpu-cap` (cpu-pools.ts,
+   * CpuPools.served). Absent where sandboxes have no CPU pools.
+   */
+  served?(cpuByPlan: ReadonlyMap<PlanName, number>): void;
 }
 
 export interface CreateSandboxOptions {
