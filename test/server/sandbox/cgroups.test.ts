@@ -162,6 +162,14 @@ while time.time() < end:
 "`,
     );
     await waitFor('the group’s CPU share to be lowered', () => share() === lowered, 10_000);
+    // The share goes down at 90% of the limit, perhaps before a fork was refused: wait for one.
+    const refused = () =>
+      group.dirs
+        .map((d) => join(d, 'pids.events'))
+        .filter((f) => existsSync(f))
+        .map((f) => Number(/^max (\d+)$/m.exec(readFileSync(f, 'utf8'))?.[1] ?? 0))
+        .some((n) => n > 0);
+    await waitFor('a fork refused by the group', refused, 10_000);
     child.kill('SIGKILL');
     const end = await group.release();
     expect(end).toMatchObject({ cpuLowered: 'processes', removed: true, oomKills: 0 });
