@@ -242,6 +242,8 @@ while time.time() < end:
       ...cgroups.parents.map((p) => join(p, `${gone.pid}-1`)),
       // ... and those in a plan's CPU pool.
       ...(cgroups.pools ? [join(cgroups.parents.at(-1)!, 'free', `${gone.pid}-2`)] : []),
+      // ... and an edge's serving marker (cpu-pools.ts).
+      ...(cgroups.pools ? [join(cgroups.parents.at(-1)!, 'enterprise', `serving-${gone.pid}`)] : []),
     ];
     for (const dir of stale) mkdirSync(dir, { recursive: true });
     detectCgroups();
