@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -155,12 +155,17 @@ describe('each sandbox is bounded as a whole by a control group', { timeout: 60_
           '  (echo $$ > "$f") 2>/dev/null && echo "moved via $f"',
           'done',
           'mkdir -p /tmp/cg && (mount -t cgroup -o cpu none /tmp/cg 2>/dev/null && echo "mounted cpu")',
+          // An edge's serving marker planted in a paying pool would cap every other free tenant.
+          `for d in ${pools[1]}/enterprise /sys/fs/cgroup/cpu/slipway/enterprise /sys/fs/cgroup/slipway/enterprise; do`,
+          '  mkdir "$d/serving-1" 2>/dev/null && echo "marked via $d"',
+          'done',
           'echo tried',
         ].join('\n'),
         { share: { ...SHARE, cpuCap: 0.1 } },
       );
       expect(r.out).toMatch(/^tried$/m);
-      expect(r.out).not.toMatch(/lifted|moved|mounted/);
+      expect(r.out).not.toMatch(/lifted|moved|mounted|marked/);
+      expect(existsSync(join(pools[1]!, 'enterprise', 'serving-1'))).toBe(false);
       // The cap is in force on the host, untouched: a tenth of the machine's CPUs.
       const cap = readFileSync(capFile!, 'utf8').trim();
       expect(cap).not.toMatch(/^(-1|max)/);

@@ -117,14 +117,14 @@ export function v1PoolFiles(cpuParent: string, cpuacctParent: string | null): Po
     dir,
     ...markerFiles(dir),
     ensure(pool) {
-      mkdirSync(join(cpuParent, pool), { recursive: true });
+      mkdirSync(dir(pool), { recursive: true });
       if (cpuacctParent) mkdirSync(join(cpuacctParent, pool), { recursive: true });
     },
     usageUs(pool) {
       const raw = readOr(join(cpuacctParent ?? cpuParent, pool, 'cpuacct.usage'), '');
       return /^\d+$/.test(raw) ? Number(raw) / 1000 : null;
     },
-    hasGroups: (pool) => hasSubdirectories(join(cpuParent, pool)),
+    hasGroups: (pool) => hasSubdirectories(dir(pool)),
     writeCap(pool, n) {
       writeFileSync(
         join(cpuParent, pool, 'cpu.cfs_quota_us'),
@@ -141,16 +141,16 @@ export function v2PoolFiles(parent: string, controllers: string): PoolFiles {
     dir,
     ...markerFiles(dir),
     ensure(pool) {
-      const dir = join(parent, pool);
-      if (existsSync(dir)) return;
-      mkdirSync(dir);
-      writeFileSync(join(dir, 'cgroup.subtree_control'), controllers);
+      const path = dir(pool);
+      if (existsSync(path)) return;
+      mkdirSync(path);
+      writeFileSync(join(path, 'cgroup.subtree_control'), controllers);
     },
     usageUs(pool) {
       const m = /^usage_usec (\d+)$/m.exec(readOr(join(parent, pool, 'cpu.stat'), ''));
       return m ? Number(m[1]) : null;
     },
-    hasGroups: (pool) => hasSubdirectories(join(parent, pool)),
+    hasGroups: (pool) => hasSubdirectories(dir(pool)),
     writeCap(pool, n) {
       writeFileSync(
         join(parent, pool, 'cpu.max'),
