@@ -16,7 +16,7 @@ let shared: Promise<Sandbox> | undefined;
 /**
  * One real sandbox per test file for tests that run commands without a whole service. Where no
  * sandbox can run, it says so on stderr and runs commands directly (SLIPWAY_SANDBOX=off); the
- * security tests skip visibly there instead (sandboxAvailable()).
+ * security tests skip visibly there instead.
  */
 export function testSandbox(env: Record<string, string> = {}): Promise<Sandbox> {
   shared ??= (async () => {

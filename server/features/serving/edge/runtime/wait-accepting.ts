@@ -10,6 +10,13 @@ import type { Supervised, SupervisorState } from './state.ts';
 const FALLBACK_LOOK_MS = 500;
 
 /**
+ * How long the sandbox's watch may still say `listening` once a look from outside saw the app
+ * listen first (a loaded machine can hold the watch's shell back): the app's connection helper
+ * starts only when the watch says so. A watch that has not said it by then cannot tell.
+ */
+const WATCH_GRACE_MS = 3000;
+
+/**
  * Waits until the port accepts connections, the process exits, or time runs out. In the sandbox
  * the sandbox itself says when (its readiness socket); otherwise this polls, every 5 ms for the
  * first two seconds (a small app listens within 50 ms of starting, and its first request waits
@@ -55,8 +62,7 @@ async function lookFromOutside(
   while (looking.on) {
     await sleep(FALLBACK_LOOK_MS);
     if (looking.on && child?.pid !== undefined && (await st.sandbox.isListening(child.pid, s.port))) {
-      // The watch cannot tell: end it (it would try the port every 5 ms for ever).
-      (child.stdio[4] as Duplex | null | undefined)?.destroy();
+      endWatchUnlessHeard(child, s.listening);
       return true;
     }
   }
@@ -81,4 +87,14 @@ async function pollUntilAccepting(
     await sleep(Date.now() - began < 2000 ? 5 : 50);
   }
   return false;
+}
+
+/**
+ * Ends the sandbox's watch of `child` (it would try the port every 5 ms for ever) unless it says
+ * `listening` within WATCH_GRACE_MS: a watch that is only late still starts the app's helper.
+ */
+function endWatchUnlessHeard(child: ChildProcess, listening: Promise<boolean> | null): void {
+  const timer = setTimeout(() => (child.stdio[4] as Duplex | null | undefined)?.destroy(), WATCH_GRACE_MS);
+  timer.unref();
+  void listening?.then(() => clearTimeout(timer));
 }
