@@ -11,6 +11,7 @@ import {
 } from '../../../server/features/serving/edge/runtime.ts';
 import { createSandbox, type Sandbox } from '../../../server/platform/sandbox/index.ts';
 import type { ResolvedAddress } from '../../../server/core/ssrf.ts';
+import { ownCgroups } from '../../helpers/own-cgroups.ts';
 import { waitFor } from '../../helpers/wait-for.ts';
 
 const APP = `import { createServer } from 'node:http';
@@ -76,7 +77,7 @@ describe('a server app sandbox started ahead', () => {
     expect(next).not.toBe(port);
   });
 
-  it('is not used once the network rules changed, and is stopped with the apps', async (ctx) => {
+  it('is not used once the network rules changed, and is stopped with the apps, groups and all', async (ctx) => {
     if (!available) ctx.skip();
     const spare = await waitFor('a sandbox made ready ahead', () => supervisor.sparePort(), 10_000);
     const before = sandbox.spare!.generation();
@@ -95,8 +96,12 @@ describe('a server app sandbox started ahead', () => {
     await waitFor('the stale sandbox to end', () => free(spare));
 
     const ready = await waitFor('a sandbox made ready ahead', () => supervisor.sparePort(), 10_000);
+    const groups = ownCgroups(sandbox.cgroups.parents);
+    if (sandbox.cgroups.version !== null) expect(groups.length).toBeGreaterThan(0);
     await supervisor.stopAll();
     expect(supervisor.sparePort()).toBeUndefined();
+    // Stopped means gone: the apps' and the spare's control groups too, none left for the next start.
+    expect(ownCgroups(sandbox.cgroups.parents)).toEqual([]);
     await waitFor('the sandbox made ahead to end', () => free(ready));
   });
 });

@@ -45,7 +45,7 @@ async function begin(st: SupervisorState, s: Supervised): Promise<{ port: number
   const ready = takeSpare(st);
   s.port = ready ? ready.port : await findFreePort(st.opts.portRange, usedPorts(st));
   if (s.stopping) {
-    if (ready) killSpare(ready);
+    if (ready) void killSpare(ready);
     throw new Error(`deployment ${id} was stopped while starting`);
   }
   say(st, s, `starting ${spec.command.join(' ')} on port ${s.port}`);
@@ -76,11 +76,10 @@ export async function stop(st: SupervisorState, deploymentId: string): Promise<v
   say(st, s, 'stopped');
 }
 
-/** Stops every app and the spare sandbox; no spare is made after this. */
+/** Stops every app and the spare sandbox, and settles once their groups are gone; no spare is made after this. */
 export async function stopAll(st: SupervisorState): Promise<void> {
   st.closed = true;
   const sp = st.spare;
   st.spare = null;
-  if (sp) killSpare(sp);
-  await Promise.all([...st.running.keys()].map((id) => stop(st, id)));
+  await Promise.all([...(sp ? [killSpare(sp)] : []), ...[...st.running.keys()].map((id) => stop(st, id))]);
 }

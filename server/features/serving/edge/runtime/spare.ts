@@ -8,12 +8,21 @@ const SPARE_DELAY_MS = 500;
 
 type SparePlans = NonNullable<Sandbox['spare']>;
 
-export function killSpare(sp: Spare): void {
+/** Ends a spare sandbox; settles once it is gone, its control group too. */
+export function killSpare(sp: Spare): Promise<void> {
+  const { child } = sp;
+  const gone =
+    child.exitCode !== null || child.signalCode !== null
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => child.once('exit', () => resolve()));
   try {
-    process.kill(-sp.child.pid!, 'SIGKILL');
+    process.kill(-child.pid!, 'SIGKILL');
   } catch {
     // Gone already.
   }
+  return gone.then(async () => {
+    await sp.group?.release();
+  });
 }
 
 /** The spare, when it is still up and has the current network rules; it is no longer the spare. */
@@ -26,7 +35,7 @@ export function takeSpare(st: SupervisorState): Spare | null {
     sp.child.signalCode !== null ||
     sp.generation !== st.sandbox.spare.generation()
   ) {
-    killSpare(sp);
+    void killSpare(sp);
     return null;
   }
   return sp;

@@ -77,7 +77,10 @@ function pipeOutput(st: SupervisorState, s: Supervised, child: ChildProcess): vo
   }
 }
 
-/** Settles once `child` is gone, for any reason, and then tells onExit (when it is still s's). */
+/**
+ * Settles once `child` is gone, for any reason, and its control group with it (so that a stop
+ * leaves no group behind); tells onExit at once (when it is still s's).
+ */
 function exitOf(
   st: SupervisorState,
   s: Supervised,
@@ -90,8 +93,7 @@ function exitOf(
     const finish = (code: number | null, signal: NodeJS.Signals | null) => {
       if (done) return;
       done = true;
-      reportMemoryLimit(st, s, group);
-      resolve();
+      void reportMemoryLimit(st, s, group).then(resolve);
       if (s.child === child) onExit(s, code, signal);
     };
     child.once('exit', finish);
@@ -102,9 +104,16 @@ function exitOf(
   });
 }
 
-/** Whether its group's memory limit ended the app is known once the group is released: says so. */
-function reportMemoryLimit(st: SupervisorState, s: Supervised, group: SandboxGroup | undefined): void {
-  void (group?.release() ?? Promise.resolve(null)).then((end) => {
+/**
+ * Whether its group's memory limit ended the app is known once the group is released: says so.
+ * Settles once the group is released.
+ */
+function reportMemoryLimit(
+  st: SupervisorState,
+  s: Supervised,
+  group: SandboxGroup | undefined,
+): Promise<void> {
+  return (group?.release() ?? Promise.resolve(null)).then((end) => {
     if (!end?.oomKills || s.stopping) return;
     st.opts.onMemoryLimit?.();
     const plan = s.spec.share ? `, the limit of the ${s.spec.share.plan} plan` : '';
