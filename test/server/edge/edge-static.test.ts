@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import type { Server } from 'node:http';
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { brotliDecompressSync, gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -504,6 +505,47 @@ describe.each([
       expect(bad.status).toBe(400);
       const nul = await get('web.localhost', '/index.html%00.png');
       expect(nul.status).toBe(400);
+    });
+
+    it('refuses a request with two Host headers (400, RFC 9112), and serves the same with one', async () => {
+      /** Sends `head` as written and reads the whole answer (`Connection: close`: the edge ends it). */
+      const raw = (head: string) =>
+        new Promise<string>((resolve, reject) => {
+          const socket = connect(port, '127.0.0.1', () => socket.write(head));
+          let text = '';
+          socket.setEncoding('utf8');
+          socket.on('data', (c: string) => (text += c));
+          socket.on('end', () => resolve(text));
+          socket.on('error', reject);
+        });
+      const other = `other.localhost:${port}`;
+      const mine = `web.localhost:${port}`;
+      const before = records.length;
+      for (const [a, b] of [
+        ['Host', 'Host'],
+        ['host', 'HOST'],
+      ]) {
+        const answer = await raw(
+          `GET /about HTTP/1.1\r\n${a}: ${mine}\r\n${b}: ${other}\r\nConnection: close\r\n\r\n`,
+        );
+        expect(answer).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+        expect(answer).toContain('more than one Host header');
+        expect(answer).not.toContain(ABOUT);
+      }
+      await waitFor('the refusals recorded', () => records.length >= before + 2);
+      expect(records.slice(before).map((r) => [r.status, r.projectId])).toEqual([
+        [400, null],
+        [400, null],
+      ]);
+      // An upgrade the same.
+      const upgrade = await raw(
+        `GET / HTTP/1.1\r\nHost: ${mine}\r\nHost: ${other}\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n`,
+      );
+      expect(upgrade).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+      // One Host: served.
+      const one = await raw(`GET /about HTTP/1.1\r\nHost: ${mine}\r\nConnection: close\r\n\r\n`);
+      expect(one).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+      expect(one).toContain(ABOUT);
     });
 
     it('answers 503 when the artifact is missing and 500 when a blob is', async () => {

@@ -107,6 +107,11 @@ export const EDGE_PAGES = {
       'This deployment has no files in the artifact store yet. Try again in a few seconds; if it persists, redeploy.',
     headers: { 'Retry-After': '5' },
   }),
+  severalHosts: (): EdgePage => ({
+    status: 400,
+    title: 'Bad request',
+    message: 'The request has more than one Host header, so it names no one deployment to serve.',
+  }),
   badPath: (): EdgePage => ({
     status: 400,
     title: 'Bad request',

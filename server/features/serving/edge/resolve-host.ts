@@ -127,3 +127,19 @@ export function createHostResolver(deps: ResolverDeps, opts: ResolverOptions = {
     },
   };
 }
+
+/**
+ * Whether a request has more than one Host field (from its raw fields: Node keeps the first in
+ * `headers`). Such a request is refused with 400 (RFC 9112 3.2): a cache or proxy in front that
+ * read the other one would store or route one site's answer as another's.
+ */
+export function severalHosts(rawHeaders: readonly string[]): boolean {
+  let seen = false;
+  for (let i = 0; i < rawHeaders.length; i += 2) {
+    const name = rawHeaders[i]!;
+    if (name.length !== 4 || name.toLowerCase() !== 'host') continue;
+    if (seen) return true;
+    seen = true;
+  }
+  return false;
+}

@@ -5,7 +5,7 @@ import { DEPLOYMENT_HEADER, PROBE_HEADER } from '../../../../core/edge-headers.t
 import { BYPASS_HEADER } from '../../protection/protection-cookie.ts';
 import { EDGE_PAGES, sendPage } from '../pages.ts';
 import { isPrivate } from '../private-answers.ts';
-import { guardOf, normalizeHost, type Resolution } from '../resolve-host.ts';
+import { guardOf, normalizeHost, severalHosts, type Resolution } from '../resolve-host.ts';
 import type { ByteCounter } from '../static.ts';
 import { answer } from './answer.ts';
 import type { EdgeContext } from './context.ts';
@@ -90,14 +90,19 @@ function serve(edge: EdgeContext, req: IncomingMessage, res: ServerResponse): vo
   // A warm request (host, manifest and file in memory) is answered without leaving this turn,
   // and then recorded at once; any other is recorded when its response closes.
   try {
-    resolution = opts.resolver.peek(host);
-    const pending = resolution
-      ? answer(edge, req, res, host, resolution, counter, probe, bypass)
-      : opts.resolver.resolve(host).then((r) => {
-          resolution = r;
-          return answer(edge, req, res, host, r, counter, probe, bypass);
-        });
-    pending?.catch((err: unknown) => fail(edge, req, res, resolution, counter, err));
+    if (severalHosts(req.rawHeaders)) {
+      // Recorded below as the host's request, with no project: it reached none.
+      counter.bytes += sendPage(req, res, EDGE_PAGES.severalHosts());
+    } else {
+      resolution = opts.resolver.peek(host);
+      const pending = resolution
+        ? answer(edge, req, res, host, resolution, counter, probe, bypass)
+        : opts.resolver.resolve(host).then((r) => {
+            resolution = r;
+            return answer(edge, req, res, host, r, counter, probe, bypass);
+          });
+      pending?.catch((err: unknown) => fail(edge, req, res, resolution, counter, err));
+    }
   } catch (err) {
     fail(edge, req, res, resolution, counter, err);
   }

@@ -3,7 +3,7 @@ import type { Duplex } from 'node:stream';
 import { PROBE_HEADER } from '../../../../core/edge-headers.ts';
 import { BYPASS_HEADER } from '../../protection/protection-cookie.ts';
 import { refuseUpgrade } from '../proxy.ts';
-import { guardOf, normalizeHost } from '../resolve-host.ts';
+import { guardOf, normalizeHost, severalHosts } from '../resolve-host.ts';
 import type { EdgeContext } from './context.ts';
 import { appPort, type AppPort } from './to-app.ts';
 
@@ -11,6 +11,7 @@ import { appPort, type AppPort } from './to-app.ts';
 export function handleUpgrade(edge: EdgeContext, req: IncomingMessage, socket: Duplex, head: Buffer): void {
   const { opts } = edge;
   socket.on('error', () => socket.destroy());
+  if (severalHosts(req.rawHeaders)) return refuseUpgrade(socket, 400);
   delete req.headers[PROBE_HEADER];
   const bypassHeader = req.headers[BYPASS_HEADER];
   delete req.headers[BYPASS_HEADER];
