@@ -12,6 +12,17 @@ import type { Kysely } from 'kysely';
 import type { Database, DeploymentsTable, ProjectsTable } from '../../server/platform/store/schema.ts';
 import type { TestApp } from './app.ts';
 
+/**
+ * A folder of a server app's files (name -> source) that the sandbox's user can read, as a
+ * supervisor test runs it; remove it with rmSync when done.
+ */
+export function appFolder(files: Record<string, string>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'slipway-app-'));
+  chmodSync(dir, 0o755);
+  for (const [name, source] of Object.entries(files)) writeFileSync(join(dir, name), source);
+  return dir;
+}
+
 /** Stores `files` (site path -> content) as a real artifact under `root` (or in a blob store); returns its id. */
 export async function storeSite(
   root: string | BlobStore,

@@ -127,7 +127,7 @@ export function v1PoolFiles(cpuParent: string, cpuacctParent: string | null): Po
     hasGroups: (pool) => hasSubdirectories(dir(pool)),
     writeCap(pool, n) {
       writeFileSync(
-        join(cpuParent, pool, 'cpu.cfs_quota_us'),
+        join(dir(pool), 'cpu.cfs_quota_us'),
         n === null ? '-1' : String(Math.max(1000, Math.round(n * period))),
       );
     },
@@ -147,13 +147,13 @@ export function v2PoolFiles(parent: string, controllers: string): PoolFiles {
       writeFileSync(join(path, 'cgroup.subtree_control'), controllers);
     },
     usageUs(pool) {
-      const m = /^usage_usec (\d+)$/m.exec(readOr(join(parent, pool, 'cpu.stat'), ''));
+      const m = /^usage_usec (\d+)$/m.exec(readOr(join(dir(pool), 'cpu.stat'), ''));
       return m ? Number(m[1]) : null;
     },
     hasGroups: (pool) => hasSubdirectories(dir(pool)),
     writeCap(pool, n) {
       writeFileSync(
-        join(parent, pool, 'cpu.max'),
+        join(dir(pool), 'cpu.max'),
         n === null ? 'max 100000' : `${Math.max(1000, Math.round(n * 100_000))} 100000`,
       );
     },

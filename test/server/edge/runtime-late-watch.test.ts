@@ -1,12 +1,11 @@
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSupervisorState } from '../../../server/features/serving/edge/runtime/state.ts';
 import { supervisorOf } from '../../../server/features/serving/edge/runtime/supervisor.ts';
 import type { RuntimeSupervisor } from '../../../server/features/serving/edge/runtime.ts';
 import { createServiceSandbox, type Sandbox } from '../../../server/platform/sandbox/index.ts';
 import { createTestApp, type TestApp } from '../../helpers/app.ts';
+import { appFolder } from '../../helpers/edge.ts';
 import { waitFor } from '../../helpers/wait-for.ts';
 
 /** A server app that listens a second and a half after it starts. */
@@ -31,9 +30,7 @@ describe("edge: an app's connection helper when a look from outside saw the app 
 
   beforeAll(async () => {
     t = await createTestApp();
-    dir = mkdtempSync(join(tmpdir(), 'slipway-late-watch-'));
-    chmodSync(dir, 0o755);
-    writeFileSync(join(dir, 'server.mjs'), LATE_APP);
+    dir = appFolder({ 'server.mjs': LATE_APP });
     const real = await createServiceSandbox(t.deps.config);
     available = real.mode === 'bubblewrap' && !real.unavailable;
     if (!available)

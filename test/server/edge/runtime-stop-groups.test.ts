@@ -1,6 +1,4 @@
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -11,6 +9,7 @@ import type { SandboxGroup } from '../../../server/platform/sandbox/cgroups.ts';
 import { createServiceSandbox, type Sandbox } from '../../../server/platform/sandbox/index.ts';
 import type { SandboxRequest, SpawnPlan } from '../../../server/platform/sandbox/spawn.ts';
 import { createTestApp, type TestApp } from '../../helpers/app.ts';
+import { appFolder } from '../../helpers/edge.ts';
 
 const APP = `import { createServer } from 'node:http';
 createServer((req, res) => res.end('ok')).listen(Number(process.env.PORT), '127.0.0.1');`;
@@ -56,9 +55,7 @@ describe("edge: stopping apps waits for their sandboxes' control groups", () => 
 
   beforeAll(async () => {
     t = await createTestApp();
-    dir = mkdtempSync(join(tmpdir(), 'slipway-stop-groups-'));
-    chmodSync(dir, 0o755);
-    writeFileSync(join(dir, 'server.mjs'), APP);
+    dir = appFolder({ 'server.mjs': APP });
     const real = await createServiceSandbox(t.deps.config);
     let made = 0;
     const sandbox: Sandbox = Object.assign(Object.create(real) as Sandbox, {

@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { describeBytes } from '../../../../core/format.ts';
-import type { SandboxGroup } from '../../../../platform/sandbox/cgroups.ts';
+import type { GroupEnd, SandboxGroup } from '../../../../platform/sandbox/cgroups.ts';
 import type { SandboxRequest } from '../../../../platform/sandbox/index.ts';
 import { spawnPlanned, startSpare } from '../../../../platform/sandbox/spawn-planned.ts';
 import { connectionHelper, readiness } from './sandbox-channels.ts';
@@ -93,7 +93,10 @@ function exitOf(
     const finish = (code: number | null, signal: NodeJS.Signals | null) => {
       if (done) return;
       done = true;
-      void reportMemoryLimit(st, s, group).then(resolve);
+      void (group?.release() ?? Promise.resolve(null)).then((end) => {
+        reportMemoryLimit(st, s, end);
+        resolve();
+      });
       if (s.child === child) onExit(s, code, signal);
     };
     child.once('exit', finish);
@@ -104,23 +107,14 @@ function exitOf(
   });
 }
 
-/**
- * Whether its group's memory limit ended the app is known once the group is released: says so.
- * Settles once the group is released.
- */
-function reportMemoryLimit(
-  st: SupervisorState,
-  s: Supervised,
-  group: SandboxGroup | undefined,
-): Promise<void> {
-  return (group?.release() ?? Promise.resolve(null)).then((end) => {
-    if (!end?.oomKills || s.stopping) return;
-    st.opts.onMemoryLimit?.();
-    const plan = s.spec.share ? `, the limit of the ${s.spec.share.plan} plan` : '';
-    say(
-      st,
-      s,
-      `the app used more than ${describeBytes(end.memoryBytes)} of memory${plan}: the kernel stopped it`,
-    );
-  });
+/** Says so when its group's memory limit ended the app (known once the group is released: `end`). */
+function reportMemoryLimit(st: SupervisorState, s: Supervised, end: GroupEnd | null): void {
+  if (!end?.oomKills || s.stopping) return;
+  st.opts.onMemoryLimit?.();
+  const plan = s.spec.share ? `, the limit of the ${s.spec.share.plan} plan` : '';
+  say(
+    st,
+    s,
+    `the app used more than ${describeBytes(end.memoryBytes)} of memory${plan}: the kernel stopped it`,
+  );
 }
