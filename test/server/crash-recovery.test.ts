@@ -118,14 +118,22 @@ describe('crash recovery', () => {
     const logs = (await api.deployments.logs(d.id, { tail: 1000 })).logs;
     expect(logs).toContain('==> Building again: an earlier attempt was interrupted');
     expect(await (await stack.fetchFromEdge((await api.deployments.get(d.id)).url)).text()).toBe('survived');
+    // The deployment goes live before its build cache is saved; the job ends once the cache is
+    // saved and the workspace removed.
+    const buildJob = () =>
+      stack!.running.deps.db
+        .selectFrom('jobs')
+        .selectAll()
+        .where('kind', '=', 'deployment.build')
+        .executeTakeFirstOrThrow();
+    let job = await buildJob();
+    while (job.status !== 'done' && Date.now() < deadline + 30_000) {
+      await new Promise((r) => setTimeout(r, 100));
+      job = await buildJob();
+    }
+    expect(job).toMatchObject({ status: 'done', attempts: 2 });
     // The retry cleared what the dead worker left behind, its mount included.
     expect(existsSync(join(dataDir, 'workspaces', d.id))).toBe(false);
     expect(await mountsUnder(workspaces)).toEqual([]);
-    const job = await stack.running.deps.db
-      .selectFrom('jobs')
-      .selectAll()
-      .where('kind', '=', 'deployment.build')
-      .executeTakeFirstOrThrow();
-    expect(job).toMatchObject({ status: 'done', attempts: 2 });
   }, 60_000);
 });
