@@ -11,7 +11,8 @@ import { z } from 'zod';
  * more CPU per run than minified (docs/performance.md).
  *
  * The chunks are named by ncc's stats (those not loaded at start) rather than by listing the
- * folder: ncc does not empty it, so a chunk left by an earlier build may still be there.
+ * folder. ncc does not empty the folder: `npm run bundle` removes it first, so that no chunk of
+ * an earlier build is committed and shipped with the Action.
  */
 const Stats = z.object({
   chunks: z.array(z.object({ initial: z.boolean(), files: z.array(z.string()) })),

@@ -41,6 +41,13 @@ describe('the bundle: chunks loaded after start', () => {
     }
   });
 
+  it('are only those index.js loads: no chunk of an earlier build is shipped', () => {
+    // webpack's loader asks for a chunk by its id: `__nccwpck_require__.e(<id>)`.
+    const loaded = new Set([...readFileSync(BUNDLE, 'utf8').matchAll(/\.e\((\d+)\)/g)].map((m) => m[1]));
+    const files = chunks.map((c) => /(\d+)\.index\.js$/.exec(c)![1]).sort();
+    expect(files).toEqual([...loaded].sort());
+  });
+
   it('export their id and modules as the loader in index.js reads them', async () => {
     for (const chunk of chunks) {
       const loaded = (await import(pathToFileURL(chunk).href)) as Chunk;
