@@ -29,10 +29,16 @@ function makeSite(dir: string, salt: string) {
 }
 
 /** `slipway deploy` as a user runs it: its own process, to live. */
-function deploy(dir: string, info: Info, configDir: string): Promise<{ ms: number; sent: number }> {
+function deploy(
+  dir: string,
+  info: Info,
+  configDir: string,
+  prebuilt: boolean,
+): Promise<{ ms: number; sent: number }> {
   return new Promise((done, fail) => {
     const t0 = performance.now();
-    const child = spawn(process.execPath, [BIN, 'deploy', dir, '--project', info.projectId], {
+    const args = [BIN, 'deploy', dir, '--project', info.projectId, ...(prebuilt ? ['--prebuilt'] : [])];
+    const child = spawn(process.execPath, args, {
       env: {
         ...process.env,
         SLIPWAY_API_URL: info.apiUrl,
@@ -55,36 +61,56 @@ function deploy(dir: string, info: Info, configDir: string): Promise<{ ms: numbe
 
 /**
  * `slipway deploy` of a 1,000-file site, then again after one file changed: how many files the
- * second sends, and its time to live against the first one's, in the same run.
+ * second sends, and its time to live against the first one's, in the same run; as a source to
+ * build (static: no build step) and with `--prebuilt` (stored as it is), in turns.
  */
 export async function benchUpload(rounds = 3): Promise<string> {
   const { info, stop } = await spawnBenchServer<Info>('bench/stack-server.ts');
   const root = mkdtempSync(join(tmpdir(), 'slipway-bench-upload-'));
   try {
-    const first: number[] = [];
-    const again: number[] = [];
-    const sentAgain: number[] = [];
-    let sentFirst = 0;
+    const kinds = [false, true].map((prebuilt) => ({
+      prebuilt,
+      first: [] as number[],
+      again: [] as number[],
+      sentFirst: 0,
+      sentAgain: [] as number[],
+    }));
     for (let r = 0; r < rounds; r++) {
-      const site = join(root, `site-${r}`);
-      makeSite(site, `round ${r} ${Date.now()}`);
-      const a = await deploy(site, info, root);
-      first.push(a.ms);
-      sentFirst = a.sent;
-      writeFileSync(join(site, 'section-3', 'page-3.html'), `<p>changed in round ${r}</p>\n`);
-      const b = await deploy(site, info, root);
-      again.push(b.ms);
-      sentAgain.push(b.sent);
+      for (const k of kinds) {
+        const site = join(root, `site-${r}-${k.prebuilt}`);
+        makeSite(site, `round ${r} ${k.prebuilt} ${Date.now()}`);
+        const a = await deploy(site, info, root, k.prebuilt);
+        k.first.push(a.ms);
+        k.sentFirst = a.sent;
+        writeFileSync(join(site, 'section-3', 'page-3.html'), `<p>changed in round ${r}</p>\n`);
+        const b = await deploy(site, info, root, k.prebuilt);
+        k.again.push(b.ms);
+        k.sentAgain.push(b.sent);
+      }
     }
-    const f = median(first);
-    const g = median(again);
+    const rows = kinds.flatMap((k) => {
+      const how = k.prebuilt ? ' --prebuilt' : '';
+      return [
+        {
+          case: `first deploy${how} (baseline)`,
+          files_sent: k.sentFirst,
+          median_ms: Math.round(median(k.first)),
+        },
+        {
+          case: `redeploy${how}, one file changed`,
+          files_sent: Math.max(...k.sentAgain),
+          median_ms: Math.round(median(k.again)),
+        },
+      ];
+    });
+    const verdicts = kinds.map((k) => {
+      const ratio = Math.round((median(k.again) / median(k.first)) * 100);
+      return `Redeploy${k.prebuilt ? ' --prebuilt' : ''}: ${Math.max(...k.sentAgain)} file sent (target 1); ${ratio}% of the first deploy's time`;
+    });
     return [
       `slipway deploy of a ${FILES + 1}-file static site (about 2 MB), to live (median of ${rounds})`,
-      table([
-        { case: 'first deploy (baseline)', files_sent: sentFirst, median_ms: Math.round(f) },
-        { case: 'redeploy, one file changed', files_sent: Math.max(...sentAgain), median_ms: Math.round(g) },
-      ]),
-      `Redeploy: ${Math.max(...sentAgain)} file sent (target 1); ${Math.round((g / f) * 100)}% of the first deploy's time`,
+      table(rows),
+      ...verdicts,
     ].join('\n');
   } finally {
     await stop();

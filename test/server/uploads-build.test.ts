@@ -1,6 +1,9 @@
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Deployment } from '../../api/schemas/deployments.ts';
+import { createArtifactStore } from '../../server/features/builds/artifacts.ts';
 import { startStack, type Stack } from '../helpers/stack.ts';
 import { waitFor } from '../helpers/wait-for.ts';
 
@@ -95,5 +98,24 @@ describe('deployments of uploaded files', () => {
     const second = await deploy({ ...site, 'index.html': '<h1>prebuilt, changed</h1>' }, true);
     expect(second.missing).toBe(1);
     expect(await (await s.fetchFromEdge(second.deployment.url)).text()).toBe('<h1>prebuilt, changed</h1>');
+    // The unchanged file is stored once, for both deployments.
+    expect(await (await s.fetchFromEdge(new URL('/assets/app.js', second.deployment.url).href)).text()).toBe(
+      'console.log(1)',
+    );
+    const artifacts = await s.running.deps.db
+      .selectFrom('deployments')
+      .select('artifact_id')
+      .where('id', 'in', [first.deployment.id, second.deployment.id])
+      .execute();
+    const store = createArtifactStore(s.running.deps.config.artifactsDir);
+    const manifests = await Promise.all(artifacts.map((a) => store.readManifest(a.artifact_id!)));
+    expect(manifests.map((m) => m?.files['/assets/app.js'])).toEqual([
+      { hash: sha('console.log(1)'), size: 14 },
+      { hash: sha('console.log(1)'), size: 14 },
+    ]);
+    // Nothing of these deployments is left in the workspaces (the copies were handed to the store).
+    const workspaces = s.running.deps.config.workspacesDir;
+    for (const d of [first.deployment, second.deployment])
+      expect(existsSync(join(workspaces, d.id))).toBe(false);
   });
 });

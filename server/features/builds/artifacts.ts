@@ -2,16 +2,24 @@ import { LRUCache } from 'lru-cache';
 import { hashKey, type BlobStore } from '../../platform/storage/blob-store.ts';
 import { createLocalBlobStore } from '../../platform/storage/local-blob-store.ts';
 import { ArtifactManifest, manifestKey } from './artifacts/manifest.ts';
+import { storeHashed } from './artifacts/store-hashed.ts';
 import { storeTrees, type ArtifactState } from './artifacts/store-trees.ts';
 import type { ArtifactStore } from './artifacts/types.ts';
 
 // The store's pieces, each in a file of its own under artifacts/: the manifest's schema
 // (manifest.ts), walking the output folders within the limits (collect.ts, link-inside.ts),
-// storing blobs and the manifest (store-trees.ts), the interfaces (types.ts). What storing
+// storing blobs and the manifest (store-trees.ts), storing files of known hashes without
+// reading them (store-hashed.ts), the interfaces (types.ts). What storing
 // shares is one ArtifactState, passed along.
 export { ArtifactManifest, ManifestFile, manifestKey } from './artifacts/manifest.ts';
 export { linkInside } from './artifacts/link-inside.ts';
-export type { ArtifactStore, StoredArtifact, StoreLimits } from './artifacts/types.ts';
+export type {
+  ArtifactStore,
+  BlobSource,
+  HashedFile,
+  StoredArtifact,
+  StoreLimits,
+} from './artifacts/types.ts';
 
 const ARTIFACT_ID = /^art_[a-z0-9]{20}$/;
 const HASH = /^[0-9a-f]{64}$/;
@@ -58,6 +66,7 @@ export function createArtifactStore(
 
     storeDirectory: (dir, limits) => storeTrees(s, [{ dir, prefix: '/' }], limits),
     storeTrees: (trees, limits) => storeTrees(s, trees, limits),
+    storeHashed: (files, source, limits) => storeHashed(s, files, source, limits),
 
     async readManifest(id) {
       // The id reaches a file path: only the exact shape is accepted, so `../` cannot.

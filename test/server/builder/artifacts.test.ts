@@ -130,6 +130,81 @@ describe('artifact store', () => {
   });
 });
 
+describe('files of known hashes (prebuilt uploads)', () => {
+  const site = {
+    'index.html': '<h1>hi</h1>',
+    'assets/app.js': 'console.log(1)',
+    'assets/same.js': 'console.log(1)',
+  };
+  const listOf = (files: Record<string, string>) =>
+    Object.entries(files).map(([path, text]) => ({ path, sha256: sha(text), size: Buffer.byteLength(text) }));
+  /** A source that copies from `dir` (files named by hash), recording what it was asked for. */
+  function sourceFrom(files: Record<string, string>) {
+    const asked: string[] = [];
+    const copies = tempDir();
+    const bytes = new Map(Object.values(files).map((t) => [sha(t), t]));
+    const source = async (hash: string) => {
+      asked.push(hash);
+      const text = bytes.get(hash);
+      if (text === undefined) return null;
+      const file = join(copies, `${hash}.${asked.length}`);
+      writeFileSync(file, text);
+      return { file, move: true };
+    };
+    return { source, asked, copies };
+  }
+
+  it('stores the manifest the same folder would have, asking only for the blobs the store lacks', async () => {
+    const root = tempDir();
+    const store = createArtifactStore(root);
+    const byFolder = await store.readManifest((await store.storeDirectory(tempDir(site), limits)).artifactId);
+    const fresh = createArtifactStore(tempDir());
+    const first = sourceFrom(site);
+    const stored = await fresh.storeHashed(listOf(site), first.source, limits);
+    expect(stored).toMatchObject({ fileCount: 3, totalBytes: byFolder!.totalBytes, linkCount: 0 });
+    expect((await fresh.readManifest(stored.artifactId))!.files).toEqual(byFolder!.files);
+    // One blob per content, each asked for once; the copies handed over are gone.
+    expect(first.asked.sort()).toEqual([sha('<h1>hi</h1>'), sha('console.log(1)')].sort());
+    expect(readdirSync(first.copies)).toEqual([]);
+    expect(readFileSync(fresh.blobPath(sha('console.log(1)')), 'utf8')).toBe('console.log(1)');
+
+    // A redeploy with one file changed asks for that one only.
+    const changed = { ...site, 'index.html': '<h1>changed</h1>' };
+    const second = sourceFrom(changed);
+    const again = await fresh.storeHashed(listOf(changed), second.source, limits);
+    expect(second.asked).toEqual([sha('<h1>changed</h1>')]);
+    expect((await fresh.readManifest(again.artifactId))!.files['/index.html']).toEqual({
+      hash: sha('<h1>changed</h1>'),
+      size: '<h1>changed</h1>'.length,
+    });
+  });
+
+  it('refuses paths that are not plain relative ones, the limits as for a folder, and a file no longer stored', async () => {
+    const root = tempDir();
+    const store = createArtifactStore(root);
+    const { source } = sourceFrom(site);
+    for (const path of ['../x.html', 'a/../../x', './a', 'a//b', '/abs.html', 'a\\b', '']) {
+      const list = [{ path, sha256: sha('x'), size: 1 }];
+      await expect(store.storeHashed(list, source, limits)).rejects.toThrow(
+        new BuildError(`The uploaded path ${JSON.stringify(path)} is not a plain relative path.`),
+      );
+    }
+    await expect(store.storeHashed(listOf(site), source, { maxBytes: 1000, maxFiles: 2 })).rejects.toThrow(
+      'The build output has more than 2 files, the limit (SLIPWAY_MAX_OUTPUT_FILES).',
+    );
+    await expect(store.storeHashed(listOf(site), source, { maxBytes: 20, maxFiles: 10 })).rejects.toThrow(
+      /^The build output is 39 bytes, over the 20 bytes limit \(SLIPWAY_MAX_OUTPUT_SIZE\)/,
+    );
+    const gone = [{ path: 'lost.html', sha256: sha('never kept'), size: 10 }];
+    await expect(store.storeHashed(gone, source, limits)).rejects.toThrow(
+      `The uploaded file lost.html (${sha('never kept').slice(0, 12)}...) is no longer stored: upload it again and redeploy.`,
+    );
+    // Nothing was stored by the refused calls: no manifest, no blob.
+    expect(existsSync(join(root, 'manifests'))).toBe(false);
+    expect(existsSync(join(root, 'blobs'))).toBe(false);
+  });
+});
+
 describe('a server app’s links and executable files', () => {
   it('keeps links that stay inside and executable bits, refuses links that could climb out, and writes them back out', async () => {
     const root = tempDir();

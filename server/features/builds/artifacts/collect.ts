@@ -33,7 +33,7 @@ function utf8(name: Buffer): string | null {
   }
 }
 
-const tooMany = (limits: StoreLimits) =>
+const tooMany = (limits: Pick<StoreLimits, 'maxFiles'>) =>
   new BuildError(
     `The build output has more than ${limits.maxFiles} files, the limit (SLIPWAY_MAX_OUTPUT_FILES).`,
     {
@@ -60,15 +60,24 @@ export async function collect(
     const excluded = new Set((limits.exclude ?? []).map((p) => join(dir, p)));
     await walk(c, { dir, base: prefix.replace(/\/+$/, ''), excluded }, dir);
   }
-  if (Object.keys(c.links).length + c.entries.length > limits.maxFiles) throw tooMany(limits);
-  if (c.totalBytes > limits.maxBytes) {
+  checkLimits(Object.keys(c.links).length + c.entries.length, c.totalBytes, limits);
+  return { entries: c.entries, links: c.links };
+}
+
+/** Refuses an output of more files or bytes than the limits allow. */
+export function checkLimits(
+  count: number,
+  totalBytes: number,
+  limits: Pick<StoreLimits, 'maxBytes' | 'maxFiles'>,
+): void {
+  if (count > limits.maxFiles) throw tooMany(limits);
+  if (totalBytes > limits.maxBytes) {
     throw new BuildError(
-      `The build output is ${describeBytes(c.totalBytes)}, over the ${describeBytes(limits.maxBytes)} limit ` +
+      `The build output is ${describeBytes(totalBytes)}, over the ${describeBytes(limits.maxBytes)} limit ` +
         '(SLIPWAY_MAX_OUTPUT_SIZE). Leave large files out of the output directory.',
       { limit: 'output' },
     );
   }
-  return { entries: c.entries, links: c.links };
 }
 
 async function walk(c: Collection, w: Walk, current: string): Promise<void> {

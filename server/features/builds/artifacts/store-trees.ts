@@ -16,7 +16,7 @@ export interface ArtifactState {
 }
 
 /** Files hashed and copied at once. */
-const PARALLEL = 8;
+export const PARALLEL = 8;
 
 async function hashFile(path: string): Promise<string> {
   const hash = createHash('sha256');
@@ -25,7 +25,11 @@ async function hashFile(path: string): Promise<string> {
 }
 
 /** Runs `fn` over `items` with at most `limit` running at once. */
-async function forEachLimited<T>(items: T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+export async function forEachLimited<T>(
+  items: T[],
+  limit: number,
+  fn: (item: T) => Promise<void>,
+): Promise<void> {
   let next = 0;
   const lane = async () => {
     while (next < items.length) await fn(items[next++]!);
@@ -48,8 +52,18 @@ export async function storeTrees(
     await s.blobs.putIfAbsent(hashKey('blobs', hashes.get(entry)!), { file: entry.absolute });
   });
 
+  return writeManifest(s, files, links);
+}
+
+/** Writes the manifest of blobs already stored (last: a manifest that can be read names only those). */
+export async function writeManifest(
+  s: ArtifactState,
+  files: Record<string, ManifestFile>,
+  links: Record<string, string>,
+): Promise<StoredArtifact> {
   const sorted = Object.fromEntries(Object.entries(files).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-  const totalBytes = entries.reduce((sum, e) => sum + e.size, 0);
+  const all = Object.values(sorted);
+  const totalBytes = all.reduce((sum, f) => sum + f.size, 0);
   const manifest: ArtifactManifest = {
     id: `art_${randomString(20)}`,
     createdAt: s.now().toISOString(),
@@ -57,11 +71,10 @@ export async function storeTrees(
     files: sorted,
     ...(Object.keys(links).length ? { links } : {}),
   };
-  // Last: a manifest that can be read names only blobs already stored.
   await s.blobs.putIfAbsent(manifestKey(manifest.id), { bytes: JSON.stringify(manifest) });
   return {
     artifactId: manifest.id,
-    fileCount: entries.length,
+    fileCount: all.length,
     totalBytes,
     linkCount: Object.keys(links).length,
   };

@@ -37,11 +37,36 @@ export interface ArtifactStore {
    * two folders both have comes from the first. The limits apply to the whole.
    */
   storeTrees(trees: readonly { dir: string; prefix: string }[], limits: StoreLimits): Promise<StoredArtifact>;
+  /**
+   * Stores files whose content hash is known (uploaded files, checked when they were received)
+   * as one artifact, without reading them: only a blob the store lacks is asked of `source`.
+   * The limits apply as to a folder; a path that is not a plain relative one is refused.
+   * Blobs are shared by every tenant: how many were there already is never told to a tenant
+   * (it would say whether another one stored the same bytes).
+   */
+  storeHashed(
+    files: readonly HashedFile[],
+    source: BlobSource,
+    limits: Pick<StoreLimits, 'maxBytes' | 'maxFiles'>,
+  ): Promise<StoredArtifact>;
   /** The manifest, or null when there is no artifact with that id. */
   readManifest(id: string): Promise<ArtifactManifest | null>;
   /** Where the blob with this sha256 lives (whether or not it exists); a local store only. */
   blobPath(hash: string): string;
 }
+
+/** A file of known content: its path relative to the site's root (`a/b.html`), sha256 and size. */
+export interface HashedFile {
+  path: string;
+  sha256: string;
+  size: number;
+}
+
+/**
+ * The bytes of a blob the store lacks, as a file (`move`: a copy made for the store, which may
+ * take it; removed afterwards either way), or null when they are no longer anywhere.
+ */
+export type BlobSource = (sha256: string) => Promise<{ file: string; move?: boolean } | null>;
 
 /** A folder stored under a URL prefix (`/_next/static`; `/` for a whole site). */
 export interface Tree {

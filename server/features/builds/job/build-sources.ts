@@ -41,7 +41,11 @@ export async function reuseBuild({ deps, deployment, logs }: BuildAttempt, sourc
   return { artifactId: source.artifact_id, runtime };
 }
 
-/** Uploaded files to serve as they are: no build, no tenant code, so no sandbox. */
+/**
+ * Uploaded files to serve as they are: no build, no tenant code, so no sandbox. Their hashes were
+ * checked when they were received, so they are stored by the list without being read: only the
+ * files no earlier deployment stored are copied (a folder of this deployment's own holds the copies).
+ */
 export async function storePrebuilt(
   { deps, opts, deployment, logs }: BuildAttempt,
   files: SourceFile[],
@@ -50,13 +54,16 @@ export async function storePrebuilt(
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
   logs.note(`==> Storing ${files.length} uploaded files, prebuilt: no build`);
-  const stored = await materializeFiles(uploadStoreOf(deps.config), files, dir)
-    .then(() =>
-      opts.artifacts.storeDirectory(dir, {
-        maxBytes: deps.config.maxOutputBytes,
-        maxFiles: deps.config.maxOutputFiles,
-      }),
-    )
+  const uploads = uploadStoreOf(deps.config);
+  const copyOf = async (sha256: string) => {
+    const file = join(dir, sha256);
+    return (await uploads.copyTo(sha256, file)) ? { file, move: true } : null;
+  };
+  const stored = await opts.artifacts
+    .storeHashed(files, copyOf, {
+      maxBytes: deps.config.maxOutputBytes,
+      maxFiles: deps.config.maxOutputFiles,
+    })
     .catch((err: unknown) => {
       if (err instanceof BuildError) logs.push('error', err.message);
       throw err;
