@@ -82,7 +82,10 @@ export async function benchUpload(rounds = 3): Promise<string> {
         const a = await deploy(site, info, root, k.prebuilt);
         k.first.push(a.ms);
         k.sentFirst = a.sent;
-        writeFileSync(join(site, 'section-3', 'page-3.html'), `<p>changed in round ${r}</p>\n`);
+        writeFileSync(
+          join(site, 'section-3', 'page-3.html'),
+          `<p>changed in round ${r}${k.prebuilt ? ', prebuilt' : ''}</p>\n`,
+        );
         const b = await deploy(site, info, root, k.prebuilt);
         k.again.push(b.ms);
         k.sentAgain.push(b.sent);
