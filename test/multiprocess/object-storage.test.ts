@@ -149,8 +149,8 @@ describe.skipIf(Boolean(skip))(`object storage across processes with no shared d
     );
   }
 
-  const edgeGet = async (host: string) => {
-    const res = await edgeRequest(edgePort, `${host}.localhost`, '/');
+  const edgeGet = async (host: string, path = '/') => {
+    const res = await edgeRequest(edgePort, `${host}.localhost`, path);
     return { status: res.status, text: res.text };
   };
 
@@ -208,6 +208,26 @@ describe.skipIf(Boolean(skip))(`object storage across processes with no shared d
       const host = await live(created.body.data.id);
       expect(await edgeGet(host)).toEqual({ status: 200, text });
       expect(existsSync(join(root, 'api', 'artifacts', 'uploads'))).toBe(false);
+      // Prebuilt: stored by its list, the one new content copied from the upload in the bucket.
+      const other = '<h1>prebuilt through object storage</h1>';
+      expect(
+        (await call('PUT', `/v1/projects/${pid}/files/${sha(other)}`, other, 'application/octet-stream'))
+          .status,
+      ).toBe(201);
+      const prebuilt = await call('POST', `/v1/projects/${pid}/deployments`, {
+        prebuilt: true,
+        files: [
+          { path: 'index.html', sha256: sha(other), size: other.length },
+          { path: 'old.html', sha256: sha(text), size: text.length },
+        ],
+      });
+      expect(prebuilt.status).toBe(201);
+      const prebuiltHost = await live(prebuilt.body.data.id);
+      expect(await edgeGet(prebuiltHost)).toEqual({ status: 200, text: other });
+      expect(await edgeGet(prebuiltHost, '/old.html')).toEqual({ status: 200, text });
+      expect(await createS3BlobStore(s3.config('slipway')).head(hashKey('blobs', sha(other)))).toMatchObject({
+        size: other.length,
+      });
     },
   );
 
