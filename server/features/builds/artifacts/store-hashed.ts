@@ -1,4 +1,5 @@
 import { rm } from 'node:fs/promises';
+import { FilePath } from '../../../../api/schemas/uploads.ts';
 import { hashKey } from '../../../platform/storage/blob-store.ts';
 import { BuildError } from '../../../platform/sandbox/build-error.ts';
 import { checkLimits } from './collect.ts';
@@ -6,10 +7,9 @@ import type { ManifestFile } from './manifest.ts';
 import { forEachLimited, PARALLEL, writeManifest, type ArtifactState } from './store-trees.ts';
 import type { BlobSource, HashedFile, StoredArtifact, StoreLimits } from './types.ts';
 
-/** A path's segments are plain names: not empty, `.` or `..`, and no backslash. */
+/** The site path of an uploaded path, checked again by the API's rule (FilePath). */
 function sitePathOf(path: string): string {
-  const segments = path.split('/');
-  if (path.includes('\\') || segments.some((s) => s === '' || s === '.' || s === '..')) {
+  if (!FilePath.safeParse(path).success) {
     throw new BuildError(`The uploaded path ${JSON.stringify(path)} is not a plain relative path.`);
   }
   return `/${path}`;
@@ -27,11 +27,7 @@ export async function storeHashed(
   limits: Pick<StoreLimits, 'maxBytes' | 'maxFiles'>,
 ): Promise<StoredArtifact> {
   const files: Record<string, ManifestFile> = {};
-  const pathOf = new Map<string, string>();
-  for (const f of list) {
-    files[sitePathOf(f.path)] = { hash: f.sha256, size: f.size };
-    pathOf.set(f.sha256, f.path);
-  }
+  for (const f of list) files[sitePathOf(f.path)] = { hash: f.sha256, size: f.size };
   const all = Object.values(files);
   checkLimits(
     all.length,
@@ -47,7 +43,7 @@ export async function storeHashed(
     const body = await source(hash);
     if (!body) {
       throw new BuildError(
-        `The uploaded file ${pathOf.get(hash)} (${hash.slice(0, 12)}...) is no longer stored: upload it again and redeploy.`,
+        `The uploaded file ${list.find((f) => f.sha256 === hash)!.path} (${hash.slice(0, 12)}...) is no longer stored: upload it again and redeploy.`,
       );
     }
     try {
